@@ -1,0 +1,101 @@
+# pragmaclust - one source, three variants (seq, omp, gpu). The control panel:
+VARIANT       ?= all            # seq | omp | gpu | all
+TOOLCHAIN     ?= clang          # clang (all variants) | gcc (seq and omp only)
+LLVM_VERSION  ?= 19
+GPU_ARCH      ?= sm_90          # NVIDIA architecture of the gpu variant (sm_80 = A100, sm_90 = H100/H200)
+TOOLCHAIN_DIR ?= .toolchain     # where `make toolchain` puts CUDA 11.8's ptxas
+CUDA_PATH     ?= $(TOOLCHAIN_DIR)/cuda-11.8
+HOST_ARCH     ?= x86-64-v3      # -march of host code (x86-64-v3 = AVX2+FMA; `native` for this CPU only)
+OPT           ?= -O3
+PYTHON        ?= /usr/bin/python3   # Debian's, with numpy and scikit-learn (tests)
+DATA_DIR      ?= $(firstword $(wildcard ../shared/datasets) data)   # real data sets (make datasets)
+
+VARIANT       := $(strip $(VARIANT))
+TOOLCHAIN     := $(strip $(TOOLCHAIN))
+GPU_ARCH      := $(strip $(GPU_ARCH))
+TOOLCHAIN_DIR := $(strip $(TOOLCHAIN_DIR))
+CUDA_PATH     := $(strip $(CUDA_PATH))
+HOST_ARCH     := $(strip $(HOST_ARCH))
+PYTHON        := $(strip $(PYTHON))
+DATA_DIR      := $(strip $(DATA_DIR))
+
+include variants/$(TOOLCHAIN).mk
+
+ALL_VARIANTS := seq omp $(if $(filter yes,$(GPU_SUPPORTED)),gpu)
+VARIANTS     := $(if $(filter all,$(VARIANT)),$(ALL_VARIANTS),$(VARIANT))
+$(foreach v,$(VARIANTS),$(if $(filter seq omp gpu,$(v)),,$(error VARIANT must be seq, omp, gpu or all, not '$(v)')))
+$(if $(and $(filter gpu,$(VARIANTS)),$(filter-out yes,$(GPU_SUPPORTED))),$(error the gpu variant needs TOOLCHAIN=clang))
+
+WARNINGS := -Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion
+BASE_CFLAGS := -std=gnu11 $(OPT) -march=$(HOST_ARCH) $(WARNINGS) -Icommon -Ialgorithms
+SOURCES := $(wildcard common/*.c) $(wildcard algorithms/*.c)
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+
+.PHONY: all build info toolchain test test-deps bundle clean distclean datasets experiments
+all: build
+build: $(foreach v,$(VARIANTS),bin/pragmaclust-$(v))
+
+# One set of rules per variant: build/<v>/*.o from the same sources, bin/pragmaclust-<v>.
+# $(1) variant name, $(2) its extra compile flags, $(3) link flags, $(4) -D define.
+define variant_rules
+CFLAGS_ALL_$(1) := $(BASE_CFLAGS) $(4) $(2) -Ibuild/$(1)
+OBJECTS_$(1) := $(patsubst %.c,build/$(1)/%.o,$(notdir $(SOURCES)))
+build/$(1)/buildinfo.h: FORCE
+	@mkdir -p $$(@D)
+	@printf '#define PC_BUILD_COMPILER "%s"\n#define PC_BUILD_FLAGS "%s"\n#define PC_BUILD_COMMIT "%s"\n' \
+	  "$$$$($(CC) --version 2>/dev/null | head -1)" "$$(strip $$(CFLAGS_ALL_$(1)))" "$(GIT_COMMIT)" > $$@.new
+	@cmp -s $$@.new $$@ && rm -f $$@.new || mv $$@.new $$@
+build/$(1)/%.o: common/%.c common/*.h build/$(1)/buildinfo.h $(5) | build/$(1)
+	$(CC) $$(CFLAGS_ALL_$(1)) -c $$< -o $$@
+build/$(1)/%.o: algorithms/%.c algorithms/*.h common/*.h build/$(1)/buildinfo.h $(5) | build/$(1)
+	$(CC) $$(CFLAGS_ALL_$(1)) -c $$< -o $$@
+bin/pragmaclust-$(1): $$(OBJECTS_$(1)) | bin
+	$(CC) $$^ -o $$@ $(3) -lm
+build/$(1):
+	@mkdir -p $$@
+endef
+FORCE:
+bin:
+	@mkdir -p $@
+
+# The gpu variant is refused with a fix when its toolchain would make images the runtime rejects.
+build/gpu/toolchain.ok: variants/check-toolchain.sh | build/gpu
+	@variants/check-toolchain.sh "$(CC)" "$(CUDA_PATH)" "$(LLVM_LIB)" "$(GPU_ARCH)"
+	@touch $@
+
+$(eval $(call variant_rules,seq,$(CFLAGS_seq),$(LDFLAGS_seq),-DPC_VARIANT_SEQ))
+$(eval $(call variant_rules,omp,$(CFLAGS_omp),$(LDFLAGS_omp),-DPC_VARIANT_OMP))
+$(eval $(call variant_rules,gpu,$(CFLAGS_gpu),$(LDFLAGS_gpu),-DPC_VARIANT_GPU,build/gpu/toolchain.ok))
+# AddressSanitizer + UndefinedBehaviorSanitizer build of the seq variant (used by make test).
+$(eval $(call variant_rules,seq-asan,-O1 -g -fno-omit-frame-pointer -fsanitize=address$$(,)undefined -fno-sanitize-recover=all,-fsanitize=address$$(,)undefined,-DPC_VARIANT_SEQ))
+, := ,
+
+info:
+	@$(foreach v,$(VARIANTS),echo "[$(v)]"; echo "  compiler: $$($(CC) --version | head -1) ($(CC))"; \
+	  echo "  cflags:   $(strip $(CFLAGS_ALL_$(v)))"; echo "  ldflags:  $(strip $(LDFLAGS_$(v))) -lm"; \
+	  echo "  program:  bin/pragmaclust-$(v)";)
+	@echo "[settings] TOOLCHAIN=$(TOOLCHAIN) GPU_ARCH=$(GPU_ARCH) CUDA_PATH=$(CUDA_PATH) HOST_ARCH=$(HOST_ARCH) DATA_DIR=$(DATA_DIR)"
+
+toolchain:
+	@variants/install-toolchain.sh "$(TOOLCHAIN_DIR)"
+
+test-deps:
+	@variants/install-toolchain.sh --tests "$(TOOLCHAIN_DIR)"
+
+# The README's test command: installs what it needs, builds every variant and the sanitizer
+# build, then runs the unit and end-to-end tests.
+test: test-deps
+	@$(MAKE) --no-print-directory VARIANT=all build bin/pragmaclust-seq-asan build/seq/unit_tests
+	@PRAGMACLUST_BIN=bin DATA_DIR="$(DATA_DIR)" $(PYTHON) -m pytest -q tests
+
+build/seq/unit_tests: tests/unit_tests.c $(filter-out build/seq/main.o,$(OBJECTS_seq))
+	$(CC) $(CFLAGS_ALL_seq) $^ -o $@ -lm
+
+# Relocatable archive of all three programs plus the LLVM offload runtime they need.
+bundle: build
+	@variants/bundle.sh "$(LLVM_LIB)" dist/pragmaclust-bundle.tar.xz $(foreach v,$(ALL_VARIANTS),bin/pragmaclust-$(v))
+
+clean:
+	rm -rf build bin dist
+distclean: clean
+	rm -rf $(TOOLCHAIN_DIR)

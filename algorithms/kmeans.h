@@ -1,0 +1,52 @@
+/*
+ * kmeans.h - Lloyd's k-means, one source for the seq, omp and gpu variants.
+ *
+ * Papers: Calamai & Mercatanti's course report (sequential / OpenMP / CUDA Lloyd, stop when no
+ * assignment changes) and Cao, Tung & Zhou (WAIM 2006): the centroid update either on the
+ * host from the retrieved label array (GPU-L, KM_UPDATE_HOST) or on the device (GPU-C,
+ * KM_UPDATE_DEVICE). See kmeans.c for the parallel strategy.
+ */
+#ifndef KM_KMEANS_H
+#define KM_KMEANS_H
+
+#include <stddef.h>
+
+typedef enum { KM_UPDATE_DEVICE, KM_UPDATE_HOST } km_update_where;
+
+/* Timed phases of one run; names follow the report's JSON keys. Cao et al.'s cost model:
+ * h2d = m2g, assign = dc (distances and labelling), update = gc (generating centroids),
+ * d2h = g2m (GPU to main memory). */
+typedef enum { KM_PHASE_H2D, KM_PHASE_ASSIGN, KM_PHASE_UPDATE, KM_PHASE_D2H, KM_NPHASES } km_phase;
+extern const char *const km_phase_names[KM_NPHASES];
+
+typedef struct {
+  int k;
+  int max_iter;         /* upper bound on iterations (>= 1) */
+  int fixed_iter;       /* > 0: run exactly this many iterations, ignoring convergence (benchmarks) */
+  double tol;           /* also stop when the summed squared centroid shift <= tol (< 0: off) */
+  km_update_where update;
+} km_params;
+
+typedef struct {
+  int iterations;        /* assignment passes made */
+  int converged;         /* 1 when the last pass changed no label (or the tol test held) */
+  long last_changed;     /* labels changed by the last pass */
+  double sse;            /* sum of squared distances to the assigned centroid (double) */
+  double phase_s[KM_NPHASES];
+  double total_s;        /* whole run: h2d, iterations, d2h */
+  double *iteration_s;   /* max_iter entries (caller-owned): time of each iteration */
+} km_result;
+
+/*
+ * Runs Lloyd's algorithm on n points of dimension d stored dimension-major
+ * (xt[j*n + i] is feature j of point i; see km_transpose). `centroids` holds k x d initial
+ * centroids, row-major, and receives the final ones; labels[0..n) receives the assignment.
+ * A cluster that loses all its points keeps its previous centroid. Ties go to the lowest
+ * centroid index. Returns 0, or -1 with a pc_fail message (sizes that cannot be allocated).
+ */
+int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *centroids, int *labels, km_result *result);
+
+/* Writes the dimension-major copy xt (d x n) of row-major x (n x d). */
+void km_transpose(const float *x, size_t n, size_t d, float *xt);
+
+#endif

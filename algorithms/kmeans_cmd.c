@@ -1,0 +1,205 @@
+/*
+ * kmeans_cmd.c - the `kmeans` subcommand: options, input, initial centroids, timing
+ * protocol (warm-up runs excluded, repetitions summarised by median/min/max), outputs.
+ */
+#include "cli.h"
+#include "commands.h"
+#include "data.h"
+#include "device.h"
+#include "kmeans.h"
+#include "report.h"
+#include "synth.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: pragmaclust kmeans INPUT -k K [options]\n"
+    "Lloyd's k-means. INPUT is a text/CSV file, a .npy file, raw float32 with --shape N,D,\n"
+    "or a generator: gen:uniform:n=N,d=D[,seed=S] | gen:blobs:n=N,d=D[,centers=C,std=S,box=B,seed=S]\n"
+    "  -k K                 number of clusters (1 <= K <= n)\n"
+    "  --init random|FILE   initial centroids: K distinct random rows (seeded by --seed, default 1)\n"
+    "                       or a file of K rows of d values (any readable format)\n"
+    "  --max-iter N         stop after N iterations at most (default 1000)\n"
+    "  --iterations N       run exactly N iterations, ignoring convergence (for benchmarks)\n"
+    "  --tol T              also stop when the summed squared centroid shift <= T (default: off;\n"
+    "                       the run stops when no assignment changes)\n"
+    "  --update device|host where new centroids are computed (gpu variant): on the GPU (Cao's GPU-C,\n"
+    "                       default) or on the host from the retrieved labels (GPU-L)\n"
+    "  --labels FILE        write labels (0-based; .npy -> int32 array, else one per line)\n"
+    "  --centroids FILE     write final centroids (.npy -> float32 K x d, else text)\n"
+    "common options:\n"
+    "  --seed S             seed for random initial centroids (default 1)\n"
+    "  --shape N,D          INPUT is raw float32 with N rows of D values\n"
+    "  --threads T          host threads (omp variant; host side of the gpu variant)\n"
+    "  --allow-host         let the gpu build run on the host when no GPU is usable (labelled)\n"
+    "  --repeat R           timed repetitions (default 1); --warmup W untimed runs first (default 0)\n"
+    "  --report FILE        JSON report (parameters, iterations, SSE, phase times, device); - = stdout\n"
+    "  --quiet              no summary on stderr\n";
+
+enum { OPT_K = 'k', OPT_INIT = 2000, OPT_MAX_ITER, OPT_ITERATIONS, OPT_TOL, OPT_UPDATE, OPT_LABELS, OPT_CENTROIDS };
+
+static const struct option own_options[] = {
+    {"init", required_argument, NULL, OPT_INIT},       {"max-iter", required_argument, NULL, OPT_MAX_ITER},
+    {"iterations", required_argument, NULL, OPT_ITERATIONS}, {"tol", required_argument, NULL, OPT_TOL},
+    {"update", required_argument, NULL, OPT_UPDATE},   {"labels", required_argument, NULL, OPT_LABELS},
+    {"centroids", required_argument, NULL, OPT_CENTROIDS}, {NULL, 0, NULL, 0},
+};
+
+typedef struct {
+  long long k;
+  const char *init, *labels_path, *centroids_path;
+  km_params params;
+} kmeans_opts;
+
+static void handle_option(int id, const char *arg, void *ctx) {
+  kmeans_opts *o = ctx;
+  switch (id) {
+    case OPT_K: o->k = pc_parse_int("-k", arg, 1, 0x7fffffff); break;
+    case OPT_INIT: o->init = arg; break;
+    case OPT_MAX_ITER: o->params.max_iter = (int)pc_parse_int("--max-iter", arg, 1, 100000000); break;
+    case OPT_ITERATIONS: o->params.fixed_iter = (int)pc_parse_int("--iterations", arg, 1, 100000000); break;
+    case OPT_TOL: o->params.tol = pc_parse_real("--tol", arg, 0.0, 1e300); break;
+    case OPT_UPDATE:
+      if (!strcmp(arg, "device")) o->params.update = KM_UPDATE_DEVICE;
+      else if (!strcmp(arg, "host")) o->params.update = KM_UPDATE_HOST;
+      else pc_die(PC_EXIT_USAGE, "option --update: expected device or host, got '%s'", arg);
+      break;
+    case OPT_LABELS: o->labels_path = arg; break;
+    case OPT_CENTROIDS: o->centroids_path = arg; break;
+  }
+}
+
+/* k x d initial centroids: distinct random rows, or read from a file that must match. */
+static float *initial_centroids(const kmeans_opts *o, const pc_common_opts *c, const pc_points *pts) {
+  const size_t k = (size_t)o->k, d = pts->d;
+  float *init = pc_xalloc(k * d, sizeof *init, "initial centroids");
+  if (!o->init || !strcmp(o->init, "random")) {
+    size_t *rows = pc_xalloc(k, sizeof *rows, "initial centroid rows");
+    pc_sample_distinct(c->seed, pts->n, k, rows);
+    for (size_t r = 0; r < k; r++) memcpy(init + r * d, pts->x + rows[r] * d, d * sizeof *init);
+    free(rows);
+    return init;
+  }
+  pc_points file;
+  if (pc_read_points(o->init, 0, 0, &file) != 0) pc_die(PC_EXIT_USAGE, "--init: %s", pc_last_error());
+  if (file.d != d) pc_die(PC_EXIT_USAGE, "--init %s: centroids have %zu values per row, the data has %zu", o->init, file.d, d);
+  if (file.n != k) pc_die(PC_EXIT_USAGE, "--init %s: %zu centroids, but -k is %zu", o->init, file.n, k);
+  memcpy(init, file.x, k * d * sizeof *init);
+  pc_points_free(&file);
+  return init;
+}
+
+int pc_cmd_kmeans(int argc, char **argv) {
+  kmeans_opts o = {.k = 0, .params = {.max_iter = 1000, .tol = -1.0, .update = KM_UPDATE_DEVICE}};
+  pc_common_opts c;
+  pc_cli_parse("kmeans", argc, argv, own_options, "k:", handle_option, &o, usage, &c);
+  if (o.k == 0) pc_die(PC_EXIT_USAGE, "kmeans: -k K is required");
+
+  pc_device_info dev;
+  pc_device_init(c.allow_host, c.threads, &dev);
+  pc_points pts;
+  double load_s;
+  int generated;
+  pc_load_input(&c, &pts, &load_s, &generated);
+  if ((size_t)o.k > pts.n) pc_die(PC_EXIT_USAGE, "kmeans: -k %lld is larger than the number of points (%zu)", o.k, pts.n);
+  const size_t n = pts.n, d = pts.d, k = (size_t)o.k;
+  o.params.k = (int)k;
+
+  float *init = initial_centroids(&o, &c, &pts);
+  double t0 = pc_now();
+  float *xt = pc_xalloc(n * d, sizeof *xt, "dimension-major copy of the data");
+  km_transpose(pts.x, n, d, xt);
+  const double layout_s = pc_now() - t0;
+  pc_points_free(&pts);
+
+  const int iter_cap = o.params.fixed_iter > 0 ? o.params.fixed_iter : o.params.max_iter;
+  float *centroids = pc_xalloc(k * d, sizeof *centroids, "centroids");
+  int *labels = pc_xalloc(n, sizeof *labels, "labels");
+  double *iter_all = pc_xalloc((size_t)c.repeat * (size_t)iter_cap, sizeof *iter_all, "iteration times");
+  double *totals = pc_xalloc((size_t)c.repeat, sizeof *totals, "run times");
+  double *phases[KM_NPHASES];
+  for (int p = 0; p < KM_NPHASES; p++) phases[p] = pc_xalloc((size_t)c.repeat, sizeof(double), "phase times");
+  size_t n_iter_all = 0;
+  km_result res;
+  for (int run = -c.warmup; run < c.repeat; run++) {
+    memcpy(centroids, init, k * d * sizeof *centroids);
+    res.iteration_s = run >= 0 ? iter_all + n_iter_all : NULL;
+    if (km_run(xt, n, d, &o.params, centroids, labels, &res) != 0) pc_die(PC_EXIT_USAGE, "kmeans: %s", pc_last_error());
+    if (run < 0) continue;
+    n_iter_all += (size_t)res.iterations;
+    totals[run] = res.total_s;
+    for (int p = 0; p < KM_NPHASES; p++) phases[p][run] = res.phase_s[p];
+  }
+
+  if (o.labels_path && pc_write_labels(o.labels_path, labels, n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  if (o.centroids_path && pc_write_matrix(o.centroids_path, centroids, k, d) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+
+  pc_stats total = pc_stats_of(totals, (size_t)c.repeat);
+  pc_stats per_iter = pc_stats_of(iter_all, n_iter_all);
+  const double flop_per_iter = 2.0 * (double)n * (double)k * (double)d;
+  if (c.report) {
+    pc_json j;
+    pc_json_open(&j);
+    pc_json_str(&j, "program", "pragmaclust");
+    pc_json_str(&j, "subcommand", "kmeans");
+    pc_json_build(&j);
+    pc_json_object(&j, "device");
+    pc_json_bool(&j, "offloading", dev.offloading);
+    pc_json_bool(&j, "host_fallback", dev.host_fallback);
+    pc_json_str(&j, "name", dev.name);
+    pc_json_str(&j, "where", dev.where);
+    pc_json_num(&j, "init_s", dev.init_s);
+    pc_json_end_object(&j);
+    pc_json_int(&j, "threads", dev.threads);
+    pc_json_str(&j, "input", c.input);
+    pc_json_bool(&j, "generated", generated);
+    pc_json_int(&j, "n", (long long)n);
+    pc_json_int(&j, "d", (long long)d);
+    pc_json_int(&j, "k", (long long)k);
+    pc_json_object(&j, "params");
+    pc_json_str(&j, "init", o.init ? o.init : "random");
+    pc_json_int(&j, "seed", (long long)c.seed);
+    pc_json_int(&j, "max_iter", o.params.max_iter);
+    pc_json_int(&j, "fixed_iterations", o.params.fixed_iter);
+    pc_json_num(&j, "tol", o.params.tol);
+    pc_json_str(&j, "update", o.params.update == KM_UPDATE_DEVICE ? "device" : "host");
+    pc_json_end_object(&j);
+    pc_json_int(&j, "iterations", res.iterations);
+    pc_json_bool(&j, "converged", res.converged);
+    pc_json_num(&j, "sse", res.sse);
+    pc_json_object(&j, "timing");
+    pc_json_int(&j, "repeat", c.repeat);
+    pc_json_int(&j, "warmup", c.warmup);
+    pc_json_num(&j, "load_s", load_s);
+    pc_json_num(&j, "layout_s", layout_s);
+    pc_json_stats(&j, "total_s", total);
+    pc_json_stats(&j, "iteration_s", per_iter);
+    pc_json_object(&j, "phases_s");
+    for (int p = 0; p < KM_NPHASES; p++) pc_json_stats(&j, km_phase_names[p], pc_stats_of(phases[p], (size_t)c.repeat));
+    pc_json_end_object(&j);
+    pc_json_num(&j, "gflops_per_s", per_iter.median > 0 ? flop_per_iter / per_iter.median * 1e-9 : 0.0);
+    pc_json_end_object(&j);
+    if (pc_json_save(&j, c.report) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    pc_json_free(&j);
+  }
+  if (!c.quiet)
+    fprintf(stderr,
+            "kmeans [%s, %s]: n=%zu d=%zu k=%zu: %d iterations%s, SSE %.10g; per iteration %.4g ms median (%.1f GFLOP/s), "
+            "run %.4g s median of %d\n",
+            pc_build_variant(), dev.where, n, d, k, res.iterations,
+            res.converged ? " (converged)" : (o.params.fixed_iter ? " (fixed)" : " (not converged: --max-iter reached)"),
+            res.sse, per_iter.median * 1e3, per_iter.median > 0 ? flop_per_iter / per_iter.median * 1e-9 : 0.0,
+            total.median, c.repeat);
+
+  for (int p = 0; p < KM_NPHASES; p++) free(phases[p]);
+  free(totals);
+  free(iter_all);
+  free(labels);
+  free(centroids);
+  free(xt);
+  free(init);
+  return PC_EXIT_OK;
+}

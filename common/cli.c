@@ -1,0 +1,110 @@
+/* cli.c - see cli.h. */
+#include "cli.h"
+#include "util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct option common_options[] = {
+    {"shape", required_argument, NULL, PC_OPT_SHAPE},   {"threads", required_argument, NULL, PC_OPT_THREADS},
+    {"allow-host", no_argument, NULL, PC_OPT_ALLOW_HOST}, {"report", required_argument, NULL, PC_OPT_REPORT},
+    {"repeat", required_argument, NULL, PC_OPT_REPEAT}, {"warmup", required_argument, NULL, PC_OPT_WARMUP},
+    {"quiet", no_argument, NULL, PC_OPT_QUIET},         {"seed", required_argument, NULL, PC_OPT_SEED},
+    {"help", no_argument, NULL, PC_OPT_HELP},
+};
+enum { N_COMMON = sizeof common_options / sizeof common_options[0] };
+
+long long pc_parse_int(const char *name, const char *text, long long min, long long max) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  if (errno || end == text || *end) pc_die(PC_EXIT_USAGE, "option %s: '%s' is not a whole number", name, text);
+  if (v < min || v > max) pc_die(PC_EXIT_USAGE, "option %s: %lld is outside [%lld, %lld]", name, v, min, max);
+  return v;
+}
+
+double pc_parse_real(const char *name, const char *text, double min, double max) {
+  char *end;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (errno || end == text || *end || !isfinite(v)) pc_die(PC_EXIT_USAGE, "option %s: '%s' is not a number", name, text);
+  if (v < min || v > max) pc_die(PC_EXIT_USAGE, "option %s: %g is outside [%g, %g]", name, v, min, max);
+  return v;
+}
+
+static void parse_shape(const char *text, pc_common_opts *c) {
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(text, &end, 10);
+  if (errno || end == text || (*end != ',' && *end != 'x') || text[0] == '-')
+    pc_die(PC_EXIT_USAGE, "option --shape: expected N,D (e.g. 1000000,8), got '%s'", text);
+  const char *dtext = end + 1;
+  errno = 0;
+  unsigned long long d = strtoull(dtext, &end, 10);
+  if (errno || end == dtext || *end || dtext[0] == '-' || n == 0 || d == 0)
+    pc_die(PC_EXIT_USAGE, "option --shape: expected positive N,D, got '%s'", text);
+  c->raw_n = (size_t)n;
+  c->raw_d = (size_t)d;
+}
+
+void pc_cli_parse(const char *name, int argc, char **argv, const struct option *own, const char *short_opts,
+                  void (*handle)(int id, const char *arg, void *ctx), void *ctx, const char *usage,
+                  pc_common_opts *common) {
+  memset(common, 0, sizeof *common);
+  common->repeat = 1;
+  common->seed = 1;
+  size_t n_own = 0;
+  while (own && own[n_own].name) n_own++;
+  struct option *all = pc_xcalloc(n_own + N_COMMON + 1, sizeof *all, "option table");
+  memcpy(all, own, n_own * sizeof *all);
+  memcpy(all + n_own, common_options, sizeof common_options);
+  char shorts[64];
+  snprintf(shorts, sizeof shorts, ":%s", short_opts ? short_opts : "");
+  opterr = 0;
+  optind = 1;
+  int id;
+  while ((id = getopt_long(argc, argv, shorts, all, NULL)) != -1) {
+    switch (id) {
+      case PC_OPT_SHAPE: parse_shape(optarg, common); break;
+      case PC_OPT_THREADS: common->threads = (int)pc_parse_int("--threads", optarg, 1, 4096); break;
+      case PC_OPT_ALLOW_HOST: common->allow_host = 1; break;
+      case PC_OPT_REPORT: common->report = optarg; break;
+      case PC_OPT_REPEAT: common->repeat = (int)pc_parse_int("--repeat", optarg, 1, 100000); break;
+      case PC_OPT_WARMUP: common->warmup = (int)pc_parse_int("--warmup", optarg, 0, 100000); break;
+      case PC_OPT_QUIET: common->quiet = 1; break;
+      case PC_OPT_SEED: common->seed = (unsigned long long)pc_parse_int("--seed", optarg, 0, 0x7fffffffffffffffLL); break;
+      case PC_OPT_HELP: fputs(usage, stdout); free(all); exit(PC_EXIT_OK);
+      case ':': pc_die(PC_EXIT_USAGE, "option '%s' needs a value (see pragmaclust %s --help)", argv[optind - 1], name);
+      case '?':
+        pc_die(PC_EXIT_USAGE, "unknown option '%s' (see pragmaclust %s --help)", argv[optind - 1], name);
+      default: handle(id, optarg, ctx);
+    }
+  }
+  free(all);
+  if (optind >= argc) pc_die(PC_EXIT_USAGE, "%s: missing INPUT (a data file or gen:SPEC; see pragmaclust %s --help)", name, name);
+  if (optind + 1 < argc) pc_die(PC_EXIT_USAGE, "%s: unexpected argument '%s' (one INPUT only)", name, argv[optind + 1]);
+  common->input = argv[optind];
+}
+
+void pc_load_input(const pc_common_opts *common, pc_points *points, double *seconds, int *generated) {
+  double t0 = pc_now();
+  memset(points, 0, sizeof *points);
+  *generated = 0;
+  if (!strncmp(common->input, "gen:", 4)) {
+    pc_gen_spec spec;
+    if (pc_gen_parse(common->input + 4, &spec) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    points->x = pc_try_alloc(spec.n * spec.d, sizeof(float), "generated data");
+    if (!points->x) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    points->n = spec.n;
+    points->d = spec.d;
+    pc_gen_rows(&spec, 0, spec.n, points->x);
+    *generated = 1;
+  } else if (pc_read_points(common->input, common->raw_n, common->raw_d, points) != 0) {
+    pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  }
+  if (points->n > (size_t)0x7fffffff) pc_die(PC_EXIT_USAGE, "%zu points: at most 2^31-1 are supported", points->n);
+  *seconds = pc_now() - t0;
+}

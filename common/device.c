@@ -1,0 +1,90 @@
+/* device.c - see device.h. */
+#include "device.h"
+#include "par.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#if !defined(PC_VARIANT_SEQ)
+#include <omp.h>
+#endif
+#if defined(PC_VARIANT_GPU)
+#include <dlfcn.h>
+
+/* Asks the CUDA driver for the name of device `ordinal`; libcuda is opened at run time so
+ * the program has no link-time dependency on CUDA. */
+static void cuda_device_name(int ordinal, char *name, size_t len) {
+  snprintf(name, len, "unknown GPU");
+  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) lib = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return;
+  int (*cu_init)(unsigned) = (int (*)(unsigned))dlsym(lib, "cuInit");
+  int (*cu_get)(int *, int) = (int (*)(int *, int))dlsym(lib, "cuDeviceGet");
+  int (*cu_name)(char *, int, int) = (int (*)(char *, int, int))dlsym(lib, "cuDeviceGetName");
+  int dev;
+  if (cu_init && cu_get && cu_name && cu_init(0) == 0 && cu_get(&dev, ordinal) == 0) cu_name(name, (int)len, dev);
+  dlclose(lib);
+}
+#endif
+
+static int offloading;
+
+int pc_reduction_teams(size_t n) {
+  if (!offloading) return 1;
+  size_t teams = (n + PC_GPU_THREADS - 1) / PC_GPU_THREADS;
+  return (int)(teams < PC_GPU_REDUCTION_TEAMS ? (teams ? teams : 1) : PC_GPU_REDUCTION_TEAMS);
+}
+
+int pc_device_count(void) {
+#if defined(PC_VARIANT_GPU)
+  return omp_get_num_devices();
+#else
+  return 0;
+#endif
+}
+
+void pc_device_init(int allow_host, int threads, pc_device_info *info) {
+  memset(info, 0, sizeof *info);
+  snprintf(info->name, sizeof info->name, "none");
+#if defined(PC_VARIANT_SEQ)
+  (void)allow_host;
+  (void)threads;
+  info->threads = 1;
+  snprintf(info->where, sizeof info->where, "host, sequential");
+#else
+  if (threads > 0) omp_set_num_threads(threads);
+  info->threads = omp_get_max_threads();
+#if defined(PC_VARIANT_OMP)
+  (void)allow_host;
+  snprintf(info->where, sizeof info->where, "host, %d OpenMP threads", info->threads);
+#else
+  double t0 = pc_now();
+  int on_host = 1, devices = omp_get_num_devices();
+  if (devices > 0) {
+    /* The probe: if the device image was rejected, libomptarget runs this on the host. */
+#pragma omp target map(from : on_host)
+    on_host = omp_is_initial_device();
+  }
+  info->init_s = pc_now() - t0;
+  if (!on_host) {
+    info->offloading = offloading = 1;
+    cuda_device_name(omp_get_default_device(), info->name, sizeof info->name);
+    snprintf(info->where, sizeof info->where, "GPU %s", info->name);
+    return;
+  }
+  if (!allow_host) {
+    if (devices == 0)
+      pc_die(PC_EXIT_NO_DEVICE, "gpu variant: no GPU is visible to the OpenMP runtime (no NVIDIA driver/libcuda, or "
+                                "OMP_TARGET_OFFLOAD=DISABLED); pass --allow-host to run this build on the host");
+    pc_die(PC_EXIT_NO_DEVICE, "gpu variant: %d device(s) found but the kernels ran on the host: the device image was "
+                              "rejected (built with ptxas >= 12.8 for LLVM < 21? rebuild with `make toolchain`); "
+                              "LIBOMPTARGET_INFO=16 shows why",
+           devices);
+  }
+  info->host_fallback = 1;
+  omp_set_default_device(omp_get_initial_device());
+  snprintf(info->where, sizeof info->where, "host (no GPU; gpu build run with --allow-host), %d threads", info->threads);
+#endif
+#endif
+}

@@ -1,0 +1,33 @@
+/*
+ * device.h - where the parallel loops of this build run, and proof of it.
+ *
+ * pc_device_init() is called once, before any timing. In the gpu variant it runs a probe
+ * target region and checks that it executed on a GPU: with no usable GPU (none found, or a
+ * device image the OpenMP runtime rejected) it stops the program with PC_EXIT_NO_DEVICE and a
+ * message, unless allow_host is set, in which case every target region runs on the host and
+ * every report says "host (no GPU)". In the seq and omp variants it records the host.
+ */
+#ifndef PC_DEVICE_H
+#define PC_DEVICE_H
+
+#include <stddef.h>
+
+typedef struct {
+  int offloading;      /* 1 when target regions run on a GPU */
+  int host_fallback;   /* gpu variant running on the host by --allow-host */
+  char name[128];      /* GPU name, or "none" */
+  char where[160];     /* one phrase for reports: "GPU NVIDIA H100 ...", "host (no GPU)" */
+  int threads;         /* host threads the OpenMP runtime will use (1 for seq) */
+  double init_s;       /* time spent bringing the device up */
+} pc_device_info;
+
+void pc_device_init(int allow_host, int threads, pc_device_info *info);
+
+/* Teams for a GPU loop of n iterations that carries a reduction: enough for n threads of
+ * PC_GPU_THREADS, at most PC_GPU_REDUCTION_TEAMS; 1 when target regions run on the host. */
+int pc_reduction_teams(size_t n);
+
+/* Number of OpenMP offload devices visible (0 outside the gpu variant). */
+int pc_device_count(void);
+
+#endif

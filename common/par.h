@@ -1,0 +1,87 @@
+/*
+ * par.h - the parallel vocabulary of pragmaclust: one source, three variants.
+ *
+ * Every algorithm marks its parallel loops and its device data with the macros below.
+ * The build defines exactly one of PC_VARIANT_SEQ, PC_VARIANT_OMP, PC_VARIANT_GPU
+ * (see the variants/ folder), and this header turns each macro into the directive that variant
+ * needs. The directive text is written at the call site, so a reader of an algorithm sees
+ * the OpenMP it becomes:
+ *
+ *   macro                 seq        omp                        gpu
+ *   PAR_FOR(c)            (nothing)  omp parallel for c         omp target teams distribute parallel for c
+ *   HOST_PAR_FOR(c)       (nothing)  omp parallel for c         omp parallel for c   (host threads)
+ *   GPU_ONLY(c)           (nothing)  (nothing)                  c   (clauses only a target region takes)
+ *   HOST_ONLY(c)          (nothing)  c                          (nothing)
+ *   GPU_ATOMIC            (nothing)  (nothing)                  omp atomic update
+ *   DEV_ENTER(c)          (nothing)  (nothing)                  omp target enter data c
+ *   DEV_UPDATE(c)         (nothing)  (nothing)                  omp target update c
+ *   DEV_EXIT(c)           (nothing)  (nothing)                  omp target exit data c
+ *   DEV_FUNCS_BEGIN/END   (nothing)  (nothing)                  omp begin/end declare target
+ *
+ * Rules the algorithms follow:
+ *  - Data a PAR_FOR loop touches is put on the device once per run with DEV_ENTER and
+ *    released with DEV_EXIT; pointers inside a region then refer to the present copies.
+ *    No map clause appears on a loop that runs every iteration.
+ *  - On the CPU variants a loop that accumulates into shared arrays uses an OpenMP
+ *    reduction (HOST_ONLY(reduction(...))); on the GPU the same loop uses GPU_ATOMIC.
+ *  - Functions called inside PAR_FOR loops sit between DEV_FUNCS_BEGIN and DEV_FUNCS_END.
+ */
+#ifndef PC_PAR_H
+#define PC_PAR_H
+
+#if defined(PC_VARIANT_SEQ) + defined(PC_VARIANT_OMP) + defined(PC_VARIANT_GPU) != 1
+#error "define exactly one of PC_VARIANT_SEQ, PC_VARIANT_OMP, PC_VARIANT_GPU (the Makefile does)"
+#endif
+
+#define PC_PRAGMA(...) _Pragma(#__VA_ARGS__)
+
+#if defined(PC_VARIANT_SEQ)
+#define PC_VARIANT_NAME "seq"
+#define PAR_FOR(...)
+#define HOST_PAR_FOR(...)
+#define GPU_ONLY(...)
+#define HOST_ONLY(...)
+#define GPU_ATOMIC
+#define DEV_ENTER(...)
+#define DEV_UPDATE(...)
+#define DEV_EXIT(...)
+#define DEV_FUNCS_BEGIN
+#define DEV_FUNCS_END
+
+#elif defined(PC_VARIANT_OMP)
+#define PC_VARIANT_NAME "omp"
+#define PAR_FOR(...) PC_PRAGMA(omp parallel for __VA_ARGS__)
+#define HOST_PAR_FOR(...) PC_PRAGMA(omp parallel for __VA_ARGS__)
+#define GPU_ONLY(...)
+#define HOST_ONLY(...) __VA_ARGS__
+#define GPU_ATOMIC
+#define DEV_ENTER(...)
+#define DEV_UPDATE(...)
+#define DEV_EXIT(...)
+#define DEV_FUNCS_BEGIN
+#define DEV_FUNCS_END
+
+#else /* PC_VARIANT_GPU */
+#define PC_VARIANT_NAME "gpu"
+#define PAR_FOR(...) PC_PRAGMA(omp target teams distribute parallel for __VA_ARGS__)
+#define HOST_PAR_FOR(...) PC_PRAGMA(omp parallel for __VA_ARGS__)
+#define GPU_ONLY(...) __VA_ARGS__
+#define HOST_ONLY(...)
+#define GPU_ATOMIC PC_PRAGMA(omp atomic update)
+#define DEV_ENTER(...) PC_PRAGMA(omp target enter data __VA_ARGS__)
+#define DEV_UPDATE(...) PC_PRAGMA(omp target update __VA_ARGS__)
+#define DEV_EXIT(...) PC_PRAGMA(omp target exit data __VA_ARGS__)
+#define DEV_FUNCS_BEGIN PC_PRAGMA(omp begin declare target)
+#define DEV_FUNCS_END PC_PRAGMA(omp end declare target)
+#endif
+
+/* Threads per team for GPU loops that carry a reduction, and the most teams such a loop gets:
+ * the LLVM 19 device runtime keeps 1024 slots for team results and makes further teams wait. */
+#ifndef PC_GPU_THREADS
+#define PC_GPU_THREADS 256
+#endif
+#ifndef PC_GPU_REDUCTION_TEAMS
+#define PC_GPU_REDUCTION_TEAMS 1024
+#endif
+
+#endif /* PC_PAR_H */

@@ -1,0 +1,116 @@
+/* report.c - see report.h. */
+#include "report.h"
+#include "buildinfo.h"
+#include "data.h"
+#include "par.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void put(pc_json *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(pc_json *j, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int need = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (need < 0) return;
+  if (j->len + (size_t)need + 1 > j->cap) {
+    size_t cap = j->cap ? j->cap : 1024;
+    while (j->len + (size_t)need + 1 > cap) cap *= 2;
+    char *nb = realloc(j->buf, cap);
+    if (!nb) pc_die(PC_EXIT_USAGE, "out of memory writing the report");
+    j->buf = nb;
+    j->cap = cap;
+  }
+  va_start(ap, fmt);
+  vsnprintf(j->buf + j->len, j->cap - j->len, fmt, ap);
+  va_end(ap);
+  j->len += (size_t)need;
+}
+
+static void put_string(pc_json *j, const char *s) {
+  put(j, "\"");
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') put(j, "\\%c", c);
+    else if (c < 0x20) put(j, "\\u%04x", c);
+    else put(j, "%c", c);
+  }
+  put(j, "\"");
+}
+
+static void key(pc_json *j, const char *k) {
+  if (j->need_comma) put(j, ", ");
+  if (k) {
+    put_string(j, k);
+    put(j, ": ");
+  }
+  j->need_comma = 1;
+}
+
+void pc_json_open(pc_json *j) {
+  memset(j, 0, sizeof *j);
+  put(j, "{");
+}
+void pc_json_object(pc_json *j, const char *k) {
+  key(j, k);
+  put(j, "{");
+  j->need_comma = 0;
+}
+void pc_json_end_object(pc_json *j) {
+  put(j, "}");
+  j->need_comma = 1;
+}
+void pc_json_str(pc_json *j, const char *k, const char *v) {
+  key(j, k);
+  put_string(j, v);
+}
+void pc_json_num(pc_json *j, const char *k, double v) {
+  key(j, k);
+  if (isfinite(v)) put(j, "%.17g", v);
+  else put(j, "null");
+}
+void pc_json_int(pc_json *j, const char *k, long long v) {
+  key(j, k);
+  put(j, "%lld", v);
+}
+void pc_json_bool(pc_json *j, const char *k, int v) {
+  key(j, k);
+  put(j, v ? "true" : "false");
+}
+void pc_json_stats(pc_json *j, const char *k, pc_stats s) {
+  pc_json_object(j, k);
+  pc_json_num(j, "median", s.median);
+  pc_json_num(j, "min", s.min);
+  pc_json_num(j, "max", s.max);
+  pc_json_end_object(j);
+}
+
+int pc_json_save(pc_json *j, const char *path) {
+  put(j, "}\n");
+  if (!strcmp(path, "-")) {
+    fwrite(j->buf, 1, j->len, stdout);
+    return fflush(stdout) == 0 ? 0 : pc_fail("cannot write the report to stdout");
+  }
+  return pc_write_text_file(path, j->buf, j->len);
+}
+
+void pc_json_free(pc_json *j) {
+  free(j->buf);
+  memset(j, 0, sizeof *j);
+}
+
+const char *pc_build_variant(void) { return PC_VARIANT_NAME; }
+const char *pc_build_compiler(void) { return PC_BUILD_COMPILER; }
+const char *pc_build_flags(void) { return PC_BUILD_FLAGS; }
+const char *pc_build_commit(void) { return PC_BUILD_COMMIT; }
+
+void pc_json_build(pc_json *j) {
+  pc_json_str(j, "variant", pc_build_variant());
+  pc_json_str(j, "compiler", pc_build_compiler());
+  pc_json_str(j, "flags", pc_build_flags());
+  pc_json_str(j, "git_commit", pc_build_commit());
+}

@@ -1,0 +1,40 @@
+/*
+ * report.h - a small JSON writer for run reports, and the build's provenance.
+ *
+ * A pc_json accumulates text in memory; pc_json_save() writes it atomically (or to stdout
+ * for "-"). Keys and values are added in order; the writer inserts commas itself.
+ */
+#ifndef PC_REPORT_H
+#define PC_REPORT_H
+
+#include <stddef.h>
+
+#include "util.h"
+
+typedef struct {
+  char *buf;
+  size_t len, cap;
+  int need_comma;
+} pc_json;
+
+void pc_json_open(pc_json *j);              /* starts "{" */
+void pc_json_object(pc_json *j, const char *key); /* "key": {   (key NULL inside arrays) */
+void pc_json_end_object(pc_json *j);
+void pc_json_str(pc_json *j, const char *key, const char *value);
+void pc_json_num(pc_json *j, const char *key, double value); /* non-finite -> null */
+void pc_json_int(pc_json *j, const char *key, long long value);
+void pc_json_bool(pc_json *j, const char *key, int value);
+void pc_json_stats(pc_json *j, const char *key, pc_stats s); /* {"median":..,"min":..,"max":..} */
+/* Closes the outer object and writes it to path ("-": stdout). 0, or -1 with a message. */
+int pc_json_save(pc_json *j, const char *path);
+void pc_json_free(pc_json *j);
+
+/* Build provenance, fixed at compile time (see the generated buildinfo.h). */
+const char *pc_build_variant(void);
+const char *pc_build_compiler(void);
+const char *pc_build_flags(void);
+const char *pc_build_commit(void);
+/* Adds "variant", "compiler", "flags", "git_commit" to j. */
+void pc_json_build(pc_json *j);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * synth.h - deterministic synthetic data, identical in every variant and thread count.
+ *
+ * Every value is a pure function of (seed, row, column): a counter-based generator
+ * (SplitMix64 finaliser over the element's index) instead of a sequential stream, so any
+ * range of rows can be generated independently, in parallel or chunk by chunk, and gives
+ * the same bits everywhere.
+ *
+ * Specs (the command line's "gen:" inputs):
+ *   uniform:n=N,d=D[,seed=S]                       values uniform in [0, 1)
+ *   blobs:n=N,d=D[,centers=C,std=S,box=B,seed=S]   C isotropic Gaussian clusters (default 8,
+ *        std 1.0) whose centres are uniform in [-B, B]^d (default B = 10); point i belongs
+ *        to cluster i mod C, so clusters have equal sizes (as sklearn's make_blobs).
+ */
+#ifndef PC_SYNTH_H
+#define PC_SYNTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { PC_GEN_UNIFORM, PC_GEN_BLOBS } pc_gen_kind;
+
+typedef struct {
+  pc_gen_kind kind;
+  size_t n, d;
+  uint64_t seed;
+  size_t centers; /* blobs */
+  double std, box;
+} pc_gen_spec;
+
+/* Parses "uniform:..." or "blobs:..." (without the "gen:" prefix); 0 or -1 with a message. */
+int pc_gen_parse(const char *text, pc_gen_spec *spec);
+
+/* Fills out[0 .. rows*d) with rows [row_begin, row_begin + rows) of the data set. */
+void pc_gen_rows(const pc_gen_spec *spec, size_t row_begin, size_t rows, float *out);
+
+/* Ground-truth cluster of row i of a blobs spec. */
+size_t pc_gen_blob_of(const pc_gen_spec *spec, size_t i);
+
+/* Uniform double in [0, 1) that depends only on (seed, stream, index). */
+double pc_hash_uniform(uint64_t seed, uint64_t stream, uint64_t index);
+
+/* k distinct indices in [0, n), a pure function of (seed, n, k), written to idx in the order
+ * drawn (Floyd's algorithm over the counter generator). Needs k <= n. */
+void pc_sample_distinct(uint64_t seed, size_t n, size_t k, size_t *idx);
+
+#endif

@@ -1,0 +1,84 @@
+/* util.c - see util.h. */
+#include "util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static char last_error[512];
+
+int pc_fail(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+const char *pc_last_error(void) { return last_error[0] ? last_error : "unknown error"; }
+
+void pc_die(int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("pragmaclust: error: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  exit(code);
+}
+
+int pc_mul_size(size_t a, size_t b, size_t *out, const char *what) {
+  if (a != 0 && b > SIZE_MAX / a) return pc_fail("%s: size %zu x %zu overflows", what, a, b);
+  *out = a * b;
+  return 0;
+}
+
+void *pc_try_alloc(size_t count, size_t size, const char *what) {
+  size_t bytes;
+  if (pc_mul_size(count, size, &bytes, what) != 0) return NULL;
+  if (bytes == 0) bytes = 1;
+  size_t rounded = (bytes + 63) / 64 * 64;
+  if (rounded < bytes) {
+    pc_fail("%s: %zu bytes cannot be allocated", what, bytes);
+    return NULL;
+  }
+  void *p = aligned_alloc(64, rounded);
+  if (!p) pc_fail("%s: cannot allocate %zu bytes", what, bytes);
+  return p;
+}
+
+void *pc_xalloc(size_t count, size_t size, const char *what) {
+  void *p = pc_try_alloc(count, size, what);
+  if (!p) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  return p;
+}
+
+void *pc_xcalloc(size_t count, size_t size, const char *what) {
+  void *p = pc_xalloc(count, size, what);
+  memset(p, 0, count * size);
+  return p;
+}
+
+double pc_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+pc_stats pc_stats_of(double *v, size_t n) {
+  pc_stats s = {0, 0, 0};
+  if (n == 0) return s;
+  qsort(v, n, sizeof *v, cmp_double);
+  s.min = v[0];
+  s.max = v[n - 1];
+  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return s;
+}

@@ -1,0 +1,47 @@
+/*
+ * util.h - errors, checked allocation and small helpers shared by every subcommand.
+ *
+ * Library functions report failure by returning -1 (or NULL) after pc_fail() has stored a
+ * one-line message; the command-line layer prints it with pc_die(). Nothing here exits
+ * except pc_die() and the pc_x*alloc() helpers, which end the program with PC_EXIT_USAGE
+ * when memory cannot be had, since no caller can do better.
+ */
+#ifndef PC_UTIL_H
+#define PC_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+  PC_EXIT_OK = 0,
+  PC_EXIT_FAILURE = 1,   /* a self-check failed */
+  PC_EXIT_USAGE = 2,     /* bad input, bad options, sizes that cannot be handled */
+  PC_EXIT_NO_DEVICE = 3, /* the gpu variant found no usable GPU */
+};
+
+/* Stores a printf-style one-line message for pc_last_error(); returns -1. */
+int pc_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *pc_last_error(void);
+
+/* Prints "pragmaclust: error: <message>" on stderr and exits with status `code`. */
+_Noreturn void pc_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Sets *out = a * b; returns -1 (and a pc_fail message naming `what`) on size_t overflow. */
+int pc_mul_size(size_t a, size_t b, size_t *out, const char *what);
+
+/* malloc/calloc of count*size bytes, 64-byte aligned; on overflow or exhaustion they die with a
+ * message naming `what`. pc_try_alloc returns NULL with a pc_fail message instead. */
+void *pc_xalloc(size_t count, size_t size, const char *what);
+void *pc_xcalloc(size_t count, size_t size, const char *what);
+void *pc_try_alloc(size_t count, size_t size, const char *what);
+
+/* Monotonic wall-clock time in seconds. */
+double pc_now(void);
+
+/* Median, minimum and maximum of v[0..n-1] (n >= 1); v is reordered. */
+typedef struct {
+  double median, min, max;
+} pc_stats;
+pc_stats pc_stats_of(double *v, size_t n);
+
+#endif

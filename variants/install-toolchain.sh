@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# install-toolchain.sh - install what pragmaclust builds with, idempotently, on Debian 12.
+#
+# Usage: variants/install-toolchain.sh [--tests] TOOLCHAIN_DIR
+#   Installs clang-19 and libomp-19-dev (which carries libomptarget and the NVPTX device
+#   runtime) from Debian main, and lays out in TOOLCHAIN_DIR/cuda-11.8 a minimal CUDA tree
+#   (ptxas, nvlink, fatbinary, libdevice) taken from Debian non-free's nvidia-cuda-toolkit
+#   11.8. Why 11.8: ptxas >= 12.8 writes cubins in a new ELF ABI that libomptarget 19
+#   rejects, so the program would silently run on the host (see README, "Toolchain").
+#   With --tests it also installs what `make test` needs (Python 3, NumPy, scikit-learn).
+#   The system's apt sources are not modified: non-free is read through a private list.
+# Exit status: 0 when everything is present afterwards, non-zero with a message otherwise.
+set -euo pipefail
+
+want_tests=0
+if [[ "${1:-}" == "--tests" ]]; then want_tests=1; shift; fi
+toolchain_dir=${1:?usage: install-toolchain.sh [--tests] TOOLCHAIN_DIR}
+cuda_dir="$toolchain_dir/cuda-11.8"
+
+die() { echo "install-toolchain: $*" >&2; exit 1; }
+as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
+
+apt_packages=(clang-19 libomp-19-dev llvm-19 binutils)
+if (( want_tests )); then apt_packages+=(python3 python3-numpy python3-sklearn); fi
+
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if (( ${#missing[@]} )); then
+  echo "install-toolchain: installing ${missing[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [[ -x "$cuda_dir/bin/ptxas" && -f "$cuda_dir/nvvm/libdevice/libdevice.10.bc" ]]; then
+  exit 0
+fi
+
+echo "install-toolchain: fetching ptxas/nvlink/fatbinary 11.8 (Debian non-free nvidia-cuda-toolkit, ~84 MB)"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/lists/partial" "$work/cache/archives/partial"
+echo "deb http://deb.debian.org/debian bookworm main contrib non-free" > "$work/sources.list"
+apt_opts=(-o "Dir::Etc::SourceList=$work/sources.list" -o Dir::Etc::SourceParts=/dev/null
+          -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache")
+apt-get "${apt_opts[@]}" update -qq || die "apt-get update of the non-free list failed"
+(cd "$work" && apt-get "${apt_opts[@]}" download -qq nvidia-cuda-toolkit) \
+  || die "could not download nvidia-cuda-toolkit from Debian non-free"
+dpkg -x "$work"/nvidia-cuda-toolkit_*.deb "$work/root"
+
+staging="$cuda_dir.partial"
+rm -rf "$staging"
+mkdir -p "$staging/bin" "$staging/nvvm/libdevice" "$staging/include"
+for tool in ptxas nvlink fatbinary; do
+  install -m 0755 "$work/root/usr/bin/$tool" "$staging/bin/$tool"
+done
+install -m 0644 "$work/root/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc" "$staging/nvvm/libdevice/"
+echo "CUDA Version 11.8.89" > "$staging/version.txt"
+# clang reads the CUDA version from cuda.h when version.txt is not enough.
+echo "#define CUDA_VERSION 11080" > "$staging/include/cuda.h"
+"$staging/bin/ptxas" --version | grep -q "release 11.8" || die "unpacked ptxas is not 11.8"
+rm -rf "$cuda_dir"
+mv "$staging" "$cuda_dir"
+echo "install-toolchain: CUDA 11.8 tools in $cuda_dir"
