@@ -36,21 +36,21 @@ all: build
 build: $(foreach v,$(VARIANTS),bin/pragmaclust-$(v))
 
 # One set of rules per variant: build/<v>/*.o from the same sources, bin/pragmaclust-<v>.
-# $(1) variant name, $(2) its extra compile flags, $(3) link flags, $(4) -D define.
+# $(1) variant name (flags in CFLAGS_$(1), LDFLAGS_$(1)), $(2) its -D define, $(3) extra prerequisites.
 define variant_rules
-CFLAGS_ALL_$(1) := $(BASE_CFLAGS) $(4) $(2) -Ibuild/$(1)
+CFLAGS_ALL_$(1) = $(BASE_CFLAGS) $(2) $$(CFLAGS_$(1)) -Ibuild/$(1)
 OBJECTS_$(1) := $(patsubst %.c,build/$(1)/%.o,$(notdir $(SOURCES)))
 build/$(1)/buildinfo.h: FORCE
 	@mkdir -p $$(@D)
 	@printf '#define PC_BUILD_COMPILER "%s"\n#define PC_BUILD_FLAGS "%s"\n#define PC_BUILD_COMMIT "%s"\n' \
 	  "$$$$($(CC) --version 2>/dev/null | head -1)" "$$(strip $$(CFLAGS_ALL_$(1)))" "$(GIT_COMMIT)" > $$@.new
 	@cmp -s $$@.new $$@ && rm -f $$@.new || mv $$@.new $$@
-build/$(1)/%.o: common/%.c common/*.h build/$(1)/buildinfo.h $(5) | build/$(1)
+build/$(1)/%.o: common/%.c common/*.h build/$(1)/buildinfo.h $(3) | build/$(1)
 	$(CC) $$(CFLAGS_ALL_$(1)) -c $$< -o $$@
-build/$(1)/%.o: algorithms/%.c algorithms/*.h common/*.h build/$(1)/buildinfo.h $(5) | build/$(1)
+build/$(1)/%.o: algorithms/%.c algorithms/*.h common/*.h build/$(1)/buildinfo.h $(3) | build/$(1)
 	$(CC) $$(CFLAGS_ALL_$(1)) -c $$< -o $$@
 bin/pragmaclust-$(1): $$(OBJECTS_$(1)) | bin
-	$(CC) $$^ -o $$@ $(3) -lm
+	$(CC) $$^ -o $$@ $$(LDFLAGS_$(1)) -lm
 build/$(1):
 	@mkdir -p $$@
 endef
@@ -63,12 +63,13 @@ build/gpu/toolchain.ok: variants/check-toolchain.sh | build/gpu
 	@variants/check-toolchain.sh "$(CC)" "$(CUDA_PATH)" "$(LLVM_LIB)" "$(GPU_ARCH)"
 	@touch $@
 
-$(eval $(call variant_rules,seq,$(CFLAGS_seq),$(LDFLAGS_seq),-DPC_VARIANT_SEQ))
-$(eval $(call variant_rules,omp,$(CFLAGS_omp),$(LDFLAGS_omp),-DPC_VARIANT_OMP))
-$(eval $(call variant_rules,gpu,$(CFLAGS_gpu),$(LDFLAGS_gpu),-DPC_VARIANT_GPU,build/gpu/toolchain.ok))
 # AddressSanitizer + UndefinedBehaviorSanitizer build of the seq variant (used by make test).
-$(eval $(call variant_rules,seq-asan,-O1 -g -fno-omit-frame-pointer -fsanitize=address$$(,)undefined -fno-sanitize-recover=all,-fsanitize=address$$(,)undefined,-DPC_VARIANT_SEQ))
-, := ,
+CFLAGS_seq-asan  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+LDFLAGS_seq-asan := -fsanitize=address,undefined
+$(eval $(call variant_rules,seq,-DPC_VARIANT_SEQ))
+$(eval $(call variant_rules,omp,-DPC_VARIANT_OMP))
+$(eval $(call variant_rules,gpu,-DPC_VARIANT_GPU,build/gpu/toolchain.ok))
+$(eval $(call variant_rules,seq-asan,-DPC_VARIANT_SEQ))
 
 info:
 	@$(foreach v,$(VARIANTS),echo "[$(v)]"; echo "  compiler: $$($(CC) --version | head -1) ($(CC))"; \

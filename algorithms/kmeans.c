@@ -11,7 +11,8 @@
  *     across the tile's centroids).
  *  2. update: per-cluster sums (double, so that centroids stay accurate for n = 10^7) and
  *     counts, then new centroid = sum / count. CPU variants privatise the sums through an
- *     OpenMP array reduction; the GPU adds into one device array with atomics.
+ *     OpenMP array reduction; GPU threads add with atomics into several copies of the sums
+ *     (fewer collisions on one address), which are then added up per centroid.
  * Layout: points are dimension-major (xt[j*n + i]) so that the threads of a GPU warp read
  * consecutive addresses; centroids are dimension-major too, padded to a whole number of
  * tiles (ct[j*kpad + c]).
@@ -77,40 +78,67 @@ static long km_assign(const float *restrict xt, const float *restrict ct, int *r
   return changed;
 }
 
+/* Number of copies of the cluster sums the update step adds into. GPU threads add point i
+ * into copy i % copies, so that fewer atomics collide on one address (the copies are summed
+ * afterwards); as many copies as fit in KM_SUM_COPY_BYTES, at most KM_MAX_SUM_COPIES. CPU
+ * threads get private copies from the OpenMP reduction instead, so they use one. */
+#ifndef KM_SUM_COPY_BYTES
+#define KM_SUM_COPY_BYTES (8u << 20)
+#endif
+#ifndef KM_MAX_SUM_COPIES
+#define KM_MAX_SUM_COPIES 64
+#endif
+static inline size_t km_sum_copies(size_t kd) {
+#if defined(PC_VARIANT_GPU)
+  size_t copies = KM_SUM_COPY_BYTES / (kd * sizeof(double));
+  return copies < 1 ? 1 : copies > KM_MAX_SUM_COPIES ? KM_MAX_SUM_COPIES : copies;
+#else
+  (void)kd;
+  return 1;
+#endif
+}
+
 /*
  * New centroids from the labels: ct[:, c] = mean of cluster c's points, unchanged for an
- * empty cluster. Returns the summed squared shift of the centroids. Runs on the device,
- * or on the host (with host copies of labels and ct) when on_device is 0 in the gpu variant.
+ * empty cluster. Returns the summed squared shift of the centroids. sums and counts hold
+ * `copies` copies (copies*k*d and copies*k entries). Runs on the device, or on the host
+ * (with host copies of labels and ct) when on_device is 0 in the gpu variant.
  */
 static double km_update(const float *restrict xt, const int *restrict labels, double *restrict sums,
                         long *restrict counts, float *restrict ct, size_t n, size_t d, int k, int kpad,
-                        int on_device) {
+                        size_t copies, int on_device) {
   const size_t kd = (size_t)k * d;
   (void)on_device; /* only the gpu variant has a choice */
-  PAR_FOR(GPU_ONLY(if(target : on_device)))
-  for (size_t e = 0; e < kd; e++) sums[e] = 0.0;
-  PAR_FOR(GPU_ONLY(if(target : on_device)))
-  for (int c = 0; c < k; c++) counts[c] = 0;
+  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS) if(target : on_device)))
+  for (size_t e = 0; e < copies * kd; e++) sums[e] = 0.0;
+  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS) if(target : on_device)))
+  for (size_t e = 0; e < copies * (size_t)k; e++) counts[e] = 0;
 
   /* The one loop where variants differ in method: CPU threads sum into private copies
-   * (array reduction), GPU threads add into the shared array atomically. */
-  PAR_FOR(HOST_ONLY(reduction(+ : sums[0 : kd], counts[0 : k])) GPU_ONLY(if(target : on_device)))
+   * (array reduction), GPU threads add into `copies` shared copies atomically. */
+  PAR_FOR(HOST_ONLY(reduction(+ : sums[0 : kd], counts[0 : k])) GPU_ONLY(thread_limit(PC_GPU_THREADS) if(target : on_device)))
   for (size_t i = 0; i < n; i++) {
-    const int c = labels[i];
+    const size_t slot = (i % copies) * (size_t)k + (size_t)labels[i];
     for (size_t j = 0; j < d; j++) {
       GPU_ATOMIC
-      sums[(size_t)c * d + j] += xt[j * n + i];
+      sums[slot * d + j] += xt[j * n + i];
     }
     GPU_ATOMIC
-    counts[c] += 1;
+    counts[slot] += 1;
   }
 
   double shift = 0.0;
-  PAR_FOR(reduction(+ : shift) GPU_ONLY(if(target : on_device)))
+  PAR_FOR(reduction(+ : shift) GPU_ONLY(num_teams(pc_reduction_teams(kd)) thread_limit(PC_GPU_THREADS) if(target : on_device)))
   for (size_t e = 0; e < kd; e++) {
     const size_t c = e / d, j = e % d;
-    if (counts[c] > 0) {
-      const float updated = (float)(sums[e] / (double)counts[c]);
+    long count = 0;
+    double sum = 0.0;
+    for (size_t p = 0; p < copies; p++) {
+      count += counts[p * (size_t)k + c];
+      sum += sums[p * kd + e];
+    }
+    if (count > 0) {
+      const float updated = (float)(sum / (double)count);
       const double delta = (double)updated - (double)ct[j * (size_t)kpad + c];
       shift += delta * delta;
       ct[j * (size_t)kpad + c] = updated;
@@ -139,15 +167,15 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
            km_result *result) {
   const int k = params->k;
   const int kpad = (k + KM_TILE - 1) / KM_TILE * KM_TILE;
-  const size_t kd = (size_t)k * d, ct_len = (size_t)kpad * d;
+  const size_t kd = (size_t)k * d, ct_len = (size_t)kpad * d, copies = km_sum_copies(kd);
   const int on_device = params->update == KM_UPDATE_DEVICE;
   double *iteration_s = result->iteration_s;
   memset(result, 0, sizeof *result);
   result->iteration_s = iteration_s;
 
   float *ct = pc_try_alloc(ct_len, sizeof *ct, "centroids");
-  double *sums = pc_try_alloc(kd, sizeof *sums, "centroid sums");
-  long *counts = pc_try_alloc((size_t)k, sizeof *counts, "cluster counts");
+  double *sums = pc_try_alloc(copies * kd, sizeof *sums, "centroid sums");
+  long *counts = pc_try_alloc(copies * (size_t)k, sizeof *counts, "cluster counts");
   if (!ct || !sums || !counts) {
     free(ct);
     free(sums);
@@ -161,7 +189,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
 
   const double t_start = pc_now();
   double t0 = t_start;
-  DEV_ENTER(map(to : xt[0 : n * d], ct[0 : ct_len], labels[0 : n]) map(alloc : sums[0 : kd], counts[0 : k]))
+  DEV_ENTER(map(to : xt[0 : n * d], ct[0 : ct_len], labels[0 : n]) map(alloc : sums[0 : copies * kd], counts[0 : copies * k]))
   result->phase_s[KM_PHASE_H2D] += pc_now() - t0;
 
   const int iterations_wanted = params->fixed_iter > 0 ? params->fixed_iter : params->max_iter;
@@ -176,13 +204,13 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
 
     double shift;
     if (on_device) {
-      shift = km_update(xt, labels, sums, counts, ct, n, d, k, kpad, 1);
+      shift = km_update(xt, labels, sums, counts, ct, n, d, k, kpad, copies, 1);
       result->phase_s[KM_PHASE_UPDATE] += pc_now() - t1;
     } else { /* Cao's GPU-L: labels to the host, centroids computed there, sent back */
       DEV_UPDATE(from(labels[0 : n]))
       double t2 = pc_now();
       result->phase_s[KM_PHASE_D2H] += t2 - t1;
-      shift = km_update(xt, labels, sums, counts, ct, n, d, k, kpad, 0);
+      shift = km_update(xt, labels, sums, counts, ct, n, d, k, kpad, copies, 0);
       double t3 = pc_now();
       result->phase_s[KM_PHASE_UPDATE] += t3 - t2;
       DEV_UPDATE(to(ct[0 : ct_len]))
@@ -199,7 +227,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   result->sse = km_sse(xt, ct, labels, n, d, kpad);
   t0 = pc_now();
   DEV_UPDATE(from(labels[0 : n], ct[0 : ct_len]))
-  DEV_EXIT(map(delete : xt[0 : n * d], ct[0 : ct_len], labels[0 : n], sums[0 : kd], counts[0 : k]))
+  DEV_EXIT(map(delete : xt[0 : n * d], ct[0 : ct_len], labels[0 : n], sums[0 : copies * kd], counts[0 : copies * k]))
   result->phase_s[KM_PHASE_D2H] += pc_now() - t0;
   result->total_s = pc_now() - t_start;
 

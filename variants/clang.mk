@@ -11,12 +11,12 @@ LDFLAGS_seq :=
 
 # omp: multicore host OpenMP.
 CFLAGS_omp  := -fopenmp
-LDFLAGS_omp := -fopenmp -Wl,-rpath,'$$ORIGIN/../lib:$(LLVM_LIB)'
+LDFLAGS_omp := -fopenmp -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib:$(LLVM_LIB)'
 
 # gpu: OpenMP offload to NVIDIA through libomptarget. The device image is built by the ptxas
 # in $(CUDA_PATH) (must be < 12.8 with LLVM < 21, see variants/check-toolchain.sh); the NVPTX
 # device runtime bitcode sits in $(LLVM_LIB), where Debian's clang does not look by default.
 CFLAGS_gpu  := -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda --offload-arch=$(GPU_ARCH) \
                --cuda-path=$(CUDA_PATH) --libomptarget-nvptx-bc-path=$(LLVM_LIB)
-LDFLAGS_gpu := $(CFLAGS_gpu) -Wl,-rpath,'$$ORIGIN/../lib:$(LLVM_LIB)'
+LDFLAGS_gpu := $(CFLAGS_gpu) -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib:$(LLVM_LIB)'
 GPU_SUPPORTED := yes
