@@ -31,7 +31,7 @@ BASE_CFLAGS := -std=gnu11 $(OPT) -march=$(HOST_ARCH) $(WARNINGS) -Icommon -Ialgo
 SOURCES := $(wildcard common/*.c) $(wildcard algorithms/*.c)
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 
-.PHONY: all build info toolchain test test-deps bundle clean distclean datasets experiments
+.PHONY: all build info toolchain test test-deps bundle bench experiments clean distclean
 all: build
 build: $(foreach v,$(VARIANTS),bin/pragmaclust-$(v))
 
@@ -91,6 +91,14 @@ test: test-deps
 
 build/seq/unit_tests: tests/unit_tests.c $(filter-out build/seq/main.o,$(OBJECTS_seq))
 	$(CC) $(CFLAGS_ALL_seq) $^ -o $@ -lm
+
+# The k-means variant comparison (a benchmark, not a test; see experiments/README.md).
+bench: toolchain
+	@$(MAKE) --no-print-directory VARIANT=all build
+	@$(PYTHON) experiments/bench_kmeans.py --bin bin
+
+# The main job. Until the experiment runner lands it runs the k-means benchmark.
+experiments: bench
 
 # Relocatable archive of all three programs plus the LLVM offload runtime they need.
 bundle: build

@@ -98,25 +98,18 @@ static inline size_t km_sum_copies(size_t kd) {
 #endif
 }
 
-/*
- * New centroids from the labels: ct[:, c] = mean of cluster c's points, unchanged for an
- * empty cluster. Returns the summed squared shift of the centroids. sums and counts hold
- * `copies` copies (copies*k*d and copies*k entries). Runs on the device, or on the host
- * (with host copies of labels and ct) when on_device is 0 in the gpu variant.
- */
-static double km_update(const float *restrict xt, const int *restrict labels, double *restrict sums,
-                        long *restrict counts, float *restrict ct, size_t n, size_t d, int k, int kpad,
-                        size_t copies, int on_device) {
+/* Cluster sums and counts on the device: GPU threads add point i into copy i % copies with
+ * atomics; CPU threads (copies = 1) sum into private copies through the array reduction. */
+static void km_accumulate(const float *restrict xt, const int *restrict labels, double *restrict sums,
+                          long *restrict counts, size_t n, size_t d, int k, size_t copies) {
   const size_t kd = (size_t)k * d;
-  (void)on_device; /* only the gpu variant has a choice */
-  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS) if(target : on_device)))
+  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
   for (size_t e = 0; e < copies * kd; e++) sums[e] = 0.0;
-  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS) if(target : on_device)))
+  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
   for (size_t e = 0; e < copies * (size_t)k; e++) counts[e] = 0;
 
-  /* The one loop where variants differ in method: CPU threads sum into private copies
-   * (array reduction), GPU threads add into `copies` shared copies atomically. */
-  PAR_FOR(HOST_ONLY(reduction(+ : sums[0 : kd], counts[0 : k])) GPU_ONLY(thread_limit(PC_GPU_THREADS) if(target : on_device)))
+  /* The one loop where variants differ in method: reduction on the CPU, atomics on the GPU. */
+  PAR_FOR(HOST_ONLY(reduction(+ : sums[0 : kd], counts[0 : k])) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
   for (size_t i = 0; i < n; i++) {
     const size_t slot = (i % copies) * (size_t)k + (size_t)labels[i];
     for (size_t j = 0; j < d; j++) {
@@ -126,9 +119,32 @@ static double km_update(const float *restrict xt, const int *restrict labels, do
     GPU_ATOMIC
     counts[slot] += 1;
   }
+}
 
+/* Cao et al.'s GPU-L: the host sums the points by the labels it retrieved (one copy). Only
+ * the gpu variant calls it; in the others the device is the host. */
+static __attribute__((unused)) void km_accumulate_on_host(const float *restrict xt, const int *restrict labels,
+                                                          double *restrict sums, long *restrict counts, size_t n,
+                                                          size_t d, int k) {
+  memset(sums, 0, (size_t)k * d * sizeof *sums);
+  memset(counts, 0, (size_t)k * sizeof *counts);
+  for (size_t i = 0; i < n; i++) {
+    const size_t c = (size_t)labels[i];
+    for (size_t j = 0; j < d; j++) sums[c * d + j] += xt[j * n + i];
+    counts[c] += 1;
+  }
+}
+
+/* New centroids from `copies` copies of the sums and counts: ct[:, c] = mean of cluster c,
+ * unchanged for an empty cluster. Returns the summed squared shift of the centroids. Runs on
+ * the device, or on the host (one thread, host copies) when on_device is 0. */
+static double km_finalize(const double *restrict sums, const long *restrict counts, float *restrict ct, size_t d,
+                          int k, int kpad, size_t copies, int on_device) {
+  const size_t kd = (size_t)k * d;
   double shift = 0.0;
-  PAR_FOR(reduction(+ : shift) GPU_ONLY(num_teams(pc_reduction_teams(kd)) thread_limit(PC_GPU_THREADS) if(target : on_device)))
+  (void)on_device;
+  PAR_FOR(reduction(+ : shift) GPU_ONLY(if(target : on_device) num_teams(on_device ? pc_reduction_teams(kd) : 1)
+                                            thread_limit(on_device ? PC_GPU_THREADS : 1)))
   for (size_t e = 0; e < kd; e++) {
     const size_t c = e / d, j = e % d;
     long count = 0;
@@ -168,7 +184,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   const int k = params->k;
   const int kpad = (k + KM_TILE - 1) / KM_TILE * KM_TILE;
   const size_t kd = (size_t)k * d, ct_len = (size_t)kpad * d, copies = km_sum_copies(kd);
-  const int on_device = params->update == KM_UPDATE_DEVICE;
+  /* Outside the gpu variant the device is the host: both update modes are the same code. */
+  const int on_device = params->update == KM_UPDATE_DEVICE || !PC_HAS_DEVICE;
   double *iteration_s = result->iteration_s;
   memset(result, 0, sizeof *result);
   result->iteration_s = iteration_s;
@@ -204,13 +221,15 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
 
     double shift;
     if (on_device) {
-      shift = km_update(xt, labels, sums, counts, ct, n, d, k, kpad, copies, 1);
+      km_accumulate(xt, labels, sums, counts, n, d, k, copies);
+      shift = km_finalize(sums, counts, ct, d, k, kpad, copies, 1);
       result->phase_s[KM_PHASE_UPDATE] += pc_now() - t1;
     } else { /* Cao's GPU-L: labels to the host, centroids computed there, sent back */
       DEV_UPDATE(from(labels[0 : n]))
       double t2 = pc_now();
       result->phase_s[KM_PHASE_D2H] += t2 - t1;
-      shift = km_update(xt, labels, sums, counts, ct, n, d, k, kpad, copies, 0);
+      km_accumulate_on_host(xt, labels, sums, counts, n, d, k);
+      shift = km_finalize(sums, counts, ct, d, k, kpad, 1, 0);
       double t3 = pc_now();
       result->phase_s[KM_PHASE_UPDATE] += t3 - t2;
       DEV_UPDATE(to(ct[0 : ct_len]))

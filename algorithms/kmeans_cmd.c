@@ -11,6 +11,8 @@
 #include "synth.h"
 #include "util.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +94,18 @@ static float *initial_centroids(const kmeans_opts *o, const pc_common_opts *c, c
   return init;
 }
 
+/* Distances are float32 sums of d squared differences; refuses data whose largest possible
+ * distance (every centroid lies within the data's range) would overflow to infinity. */
+static void check_distance_range(const pc_points *pts, const float *init, size_t k) {
+  double max_abs = 0.0;
+  for (size_t e = 0; e < pts->n * pts->d; e++) max_abs = fmax(max_abs, fabs((double)pts->x[e]));
+  for (size_t e = 0; e < k * pts->d; e++) max_abs = fmax(max_abs, fabs((double)init[e]));
+  const double worst = (double)pts->d * (2.0 * max_abs) * (2.0 * max_abs);
+  if (worst > FLT_MAX)
+    pc_die(PC_EXIT_USAGE, "kmeans: values up to %.3g make squared distances overflow float32 (d=%zu); rescale the data", max_abs,
+           pts->d);
+}
+
 int pc_cmd_kmeans(int argc, char **argv) {
   kmeans_opts o = {.k = 0, .params = {.max_iter = 1000, .tol = -1.0, .update = KM_UPDATE_DEVICE}};
   pc_common_opts c;
@@ -109,6 +123,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
   o.params.k = (int)k;
 
   float *init = initial_centroids(&o, &c, &pts);
+  check_distance_range(&pts, init, k);
   double t0 = pc_now();
   float *xt = pc_xalloc(n * d, sizeof *xt, "dimension-major copy of the data");
   km_transpose(pts.x, n, d, xt);
@@ -185,6 +200,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
     if (pc_json_save(&j, c.report) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     pc_json_free(&j);
   }
+  if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   if (!c.quiet)
     fprintf(stderr,
             "kmeans [%s, %s]: n=%zu d=%zu k=%zu: %d iterations%s, SSE %.10g; per iteration %.4g ms median (%.1f GFLOP/s), "

@@ -77,8 +77,11 @@ void pc_cli_parse(const char *name, int argc, char **argv, const struct option *
       case PC_OPT_QUIET: common->quiet = 1; break;
       case PC_OPT_SEED: common->seed = (unsigned long long)pc_parse_int("--seed", optarg, 0, 0x7fffffffffffffffLL); break;
       case PC_OPT_HELP: fputs(usage, stdout); free(all); exit(PC_EXIT_OK);
-      case ':': pc_die(PC_EXIT_USAGE, "option '%s' needs a value (see pragmaclust %s --help)", argv[optind - 1], name);
+      case ':':
+        if (optopt > 0 && optopt < 256) pc_die(PC_EXIT_USAGE, "option '-%c' needs a value (see pragmaclust %s --help)", optopt, name);
+        pc_die(PC_EXIT_USAGE, "option '%s' needs a value (see pragmaclust %s --help)", argv[optind - 1], name);
       case '?':
+        if (optopt > 0 && optopt < 256) pc_die(PC_EXIT_USAGE, "unknown option '-%c' (see pragmaclust %s --help)", optopt, name);
         pc_die(PC_EXIT_USAGE, "unknown option '%s' (see pragmaclust %s --help)", argv[optind - 1], name);
       default: handle(id, optarg, ctx);
     }
@@ -96,6 +99,7 @@ void pc_load_input(const pc_common_opts *common, pc_points *points, double *seco
   if (!strncmp(common->input, "gen:", 4)) {
     pc_gen_spec spec;
     if (pc_gen_parse(common->input + 4, &spec) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    if (spec.n > (size_t)PC_MAX_POINTS) pc_die(PC_EXIT_USAGE, "%zu points: at most %d are supported", spec.n, PC_MAX_POINTS);
     points->x = pc_try_alloc(spec.n * spec.d, sizeof(float), "generated data");
     if (!points->x) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     points->n = spec.n;
@@ -105,6 +109,6 @@ void pc_load_input(const pc_common_opts *common, pc_points *points, double *seco
   } else if (pc_read_points(common->input, common->raw_n, common->raw_d, points) != 0) {
     pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   }
-  if (points->n > (size_t)0x7fffffff) pc_die(PC_EXIT_USAGE, "%zu points: at most 2^31-1 are supported", points->n);
+  if (points->n > (size_t)PC_MAX_POINTS) pc_die(PC_EXIT_USAGE, "%zu points: at most %d are supported", points->n, PC_MAX_POINTS);
   *seconds = pc_now() - t0;
 }

@@ -15,6 +15,9 @@
 #include "device.h"
 #include "synth.h"
 
+/* Labels are int: the most points one run takes. */
+#define PC_MAX_POINTS 0x7fffffff
+
 typedef struct {
   const char *input;      /* path or "gen:..." */
   size_t raw_n, raw_d;    /* --shape N,D: input is raw float32 */

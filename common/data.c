@@ -37,7 +37,7 @@ static int next_value(char **s, float *v, size_t line_no) {
   errno = 0;
   double val = strtod(p, &end);
   int bad = end == p || (*end && !is_separator(*end) && *end != '\n');
-  if (!bad && (isnan(val) || isinf(val) || fabs(val) > FLT_MAX)) {
+  if (!bad && !isfinite((float)val)) { /* NaN, Inf, or beyond the float range once rounded */
     pc_fail("line %zu: value '%.*s' is not a finite float", line_no, (int)(end - p), p);
     return -2;
   }
@@ -268,8 +268,52 @@ int pc_read_points(const char *path, size_t raw_n, size_t raw_d, pc_points *out)
 
 /* ---- writers ------------------------------------------------------------------------- */
 
-/* Opens a temporary file beside `path`; returns the FILE and its name in tmp. */
-static FILE *open_temp(const char *path, char *tmp, size_t tmp_len) {
+/* Outputs are staged: each writer fills a temporary file beside its target, and
+ * pc_outputs_commit() renames them all at the end, so that a failure anywhere (including a
+ * later output, or pc_die) leaves no output file at all. Targets that are not regular files
+ * (/dev/stdout, a FIFO) are written directly. */
+enum { MAX_STAGED = 16 };
+static struct {
+  char *tmp, *path;
+} staged[MAX_STAGED];
+static int n_staged;
+
+static void discard_staged(void) {
+  for (int i = 0; i < n_staged; i++) {
+    unlink(staged[i].tmp);
+    free(staged[i].tmp);
+    free(staged[i].path);
+  }
+  n_staged = 0;
+}
+
+int pc_outputs_commit(void) {
+  int rc = 0;
+  for (int i = 0; i < n_staged && rc == 0; i++)
+    if (rename(staged[i].tmp, staged[i].path) != 0) rc = pc_fail("cannot write '%s': %s", staged[i].path, strerror(errno));
+  discard_staged(); /* removes whatever was not renamed */
+  return rc;
+}
+
+/* Opens the file a writer fills for `path`; *direct tells whether it is the target itself. */
+static FILE *open_output(const char *path, char *tmp, size_t tmp_len, int *direct) {
+  static int registered;
+  struct stat st;
+  *direct = 0;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    pc_fail("cannot write '%s': it is a directory", path);
+    return NULL;
+  }
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    *direct = 1;
+    FILE *f = fopen(path, "wb");
+    if (!f) pc_fail("cannot write '%s': %s", path, strerror(errno));
+    return f;
+  }
+  if (n_staged == MAX_STAGED) {
+    pc_fail("too many output files");
+    return NULL;
+  }
   int len = snprintf(tmp, tmp_len, "%s.tmp.%ld", path, (long)getpid());
   if (len < 0 || (size_t)len >= tmp_len) {
     pc_fail("output path '%s' is too long", path);
@@ -277,17 +321,27 @@ static FILE *open_temp(const char *path, char *tmp, size_t tmp_len) {
   }
   FILE *f = fopen(tmp, "wb");
   if (!f) pc_fail("cannot write '%s': %s", path, strerror(errno));
+  if (!registered) {
+    atexit(discard_staged); /* pc_die() and any other exit drop uncommitted outputs */
+    registered = 1;
+  }
   return f;
 }
 
-/* Closes f and renames tmp to path when ok; otherwise removes tmp. */
-static int finish_temp(FILE *f, const char *tmp, const char *path, int ok) {
+/* Closes f; a complete staged file is remembered for pc_outputs_commit(), a failed one removed. */
+static int close_output(FILE *f, const char *tmp, const char *path, int direct, int ok) {
   if (fflush(f) != 0 || ferror(f)) ok = 0;
   if (fclose(f) != 0) ok = 0;
-  if (ok && rename(tmp, path) == 0) return 0;
   int err = errno;
-  unlink(tmp);
-  return pc_fail("cannot write '%s': %s", path, strerror(err ? err : EIO));
+  if (direct) return ok ? 0 : pc_fail("cannot write '%s': %s", path, strerror(err ? err : EIO));
+  if (!ok) {
+    unlink(tmp);
+    return pc_fail("cannot write '%s': %s", path, strerror(err ? err : EIO));
+  }
+  staged[n_staged].tmp = strdup(tmp);
+  staged[n_staged].path = strdup(path);
+  n_staged++;
+  return 0;
 }
 
 static void npy_header(FILE *f, const char *descr, size_t rows, size_t cols, int one_dim) {
@@ -306,7 +360,8 @@ static void npy_header(FILE *f, const char *descr, size_t rows, size_t cols, int
 
 int pc_write_labels(const char *path, const int *labels, size_t n) {
   char tmp[4096];
-  FILE *f = open_temp(path, tmp, sizeof tmp);
+  int direct;
+  FILE *f = open_output(path, tmp, sizeof tmp, &direct);
   if (!f) return -1;
   int ok = 1;
   if (has_suffix(path, ".npy")) {
@@ -318,12 +373,13 @@ int pc_write_labels(const char *path, const int *labels, size_t n) {
   } else {
     for (size_t i = 0; i < n && ok; i++) ok = fprintf(f, "%d\n", labels[i]) > 0;
   }
-  return finish_temp(f, tmp, path, ok);
+  return close_output(f, tmp, path, direct, ok);
 }
 
 int pc_write_matrix(const char *path, const float *m, size_t rows, size_t cols) {
   char tmp[4096];
-  FILE *f = open_temp(path, tmp, sizeof tmp);
+  int direct;
+  FILE *f = open_output(path, tmp, sizeof tmp, &direct);
   if (!f) return -1;
   int ok = 1;
   if (has_suffix(path, ".npy")) {
@@ -333,12 +389,13 @@ int pc_write_matrix(const char *path, const float *m, size_t rows, size_t cols) 
     for (size_t r = 0; r < rows && ok; r++)
       for (size_t c = 0; c < cols && ok; c++) ok = fprintf(f, c + 1 < cols ? "%.9g " : "%.9g\n", (double)m[r * cols + c]) > 0;
   }
-  return finish_temp(f, tmp, path, ok);
+  return close_output(f, tmp, path, direct, ok);
 }
 
 int pc_write_text_file(const char *path, const char *text, size_t len) {
   char tmp[4096];
-  FILE *f = open_temp(path, tmp, sizeof tmp);
+  int direct;
+  FILE *f = open_output(path, tmp, sizeof tmp, &direct);
   if (!f) return -1;
-  return finish_temp(f, tmp, path, fwrite(text, 1, len, f) == len);
+  return close_output(f, tmp, path, direct, fwrite(text, 1, len, f) == len);
 }

@@ -9,8 +9,9 @@
  *    float range and empty input are errors naming the line.
  *  - .npy: NumPy arrays of '<f4' or '<f8', C order, shape (n, d) or (n,).
  *  - raw float32 (native byte order) with an explicit shape: the file size must match.
- * Writers go through a temporary file in the target's folder that is renamed at the end,
- * so a failed write never leaves a partial file behind.
+ * Writers stage their output in a temporary file beside the target; pc_outputs_commit()
+ * renames every staged file into place once the program has succeeded, and an exit before
+ * that (pc_die included) removes them: a failed run never leaves a partial or lone output.
  */
 #ifndef PC_DATA_H
 #define PC_DATA_H
@@ -36,7 +37,10 @@ int pc_read_points(const char *path, size_t raw_n, size_t raw_d, pc_points *out)
 int pc_write_labels(const char *path, const int *labels, size_t n);
 int pc_write_matrix(const char *path, const float *m, size_t rows, size_t cols);
 
-/* Writes `len` bytes of `text` to `path` atomically (temporary file, then rename). */
+/* Stages `len` bytes of `text` for `path`. */
 int pc_write_text_file(const char *path, const char *text, size_t len);
+
+/* Moves every staged output into place; 0, or -1 with a message (the rest are removed). */
+int pc_outputs_commit(void);
 
 #endif

@@ -4,6 +4,8 @@
 #include "util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
 #include <string.h>
 
 #if !defined(PC_VARIANT_SEQ)
@@ -74,12 +76,16 @@ void pc_device_init(int allow_host, int threads, pc_device_info *info) {
     return;
   }
   if (!allow_host) {
+    const char *policy = getenv("OMP_TARGET_OFFLOAD");
+    if (policy && !strcasecmp(policy, "DISABLED"))
+      pc_die(PC_EXIT_NO_DEVICE, "gpu variant: OMP_TARGET_OFFLOAD=DISABLED keeps the kernels on the host; unset it, or pass "
+                                "--allow-host to run this build on the host");
     if (devices == 0)
       pc_die(PC_EXIT_NO_DEVICE, "gpu variant: no GPU is visible to the OpenMP runtime (no NVIDIA driver/libcuda, or "
                                 "OMP_TARGET_OFFLOAD=DISABLED); pass --allow-host to run this build on the host");
     pc_die(PC_EXIT_NO_DEVICE, "gpu variant: %d device(s) found but the kernels ran on the host: the device image was "
-                              "rejected (built with ptxas >= 12.8 for LLVM < 21? rebuild with `make toolchain`); "
-                              "LIBOMPTARGET_INFO=16 shows why",
+                              "rejected (built with ptxas >= 12.8 for LLVM < 21? rebuild with `make toolchain`; "
+                              "LIBOMPTARGET_INFO=16 shows why), or pass --allow-host to run on the host",
            devices);
   }
   info->host_fallback = 1;

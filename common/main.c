@@ -41,9 +41,13 @@ int pc_cmd_info(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+  if (argc < 2) {
+    fprintf(stderr, usage, pc_build_variant(), pc_build_compiler());
+    pc_die(PC_EXIT_USAGE, "missing SUBCOMMAND");
+  }
+  if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
     printf(usage, pc_build_variant(), pc_build_compiler());
-    return argc < 2 ? PC_EXIT_USAGE : PC_EXIT_OK;
+    return PC_EXIT_OK;
   }
   if (!strcmp(argv[1], "kmeans")) return pc_cmd_kmeans(argc - 1, argv + 1);
   if (!strcmp(argv[1], "info")) return pc_cmd_info(argc - 1, argv + 1);

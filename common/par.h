@@ -8,6 +8,7 @@
  * the OpenMP it becomes:
  *
  *   macro                 seq        omp                        gpu
+ *   PC_HAS_DEVICE         0          0                          1   (an accelerator apart from the host)
  *   PAR_FOR(c)            (nothing)  omp parallel for c         omp target teams distribute parallel for c
  *   HOST_PAR_FOR(c)       (nothing)  omp parallel for c         omp parallel for c   (host threads)
  *   GPU_ONLY(c)           (nothing)  (nothing)                  c   (clauses only a target region takes)
@@ -37,6 +38,7 @@
 
 #if defined(PC_VARIANT_SEQ)
 #define PC_VARIANT_NAME "seq"
+#define PC_HAS_DEVICE 0
 #define PAR_FOR(...)
 #define HOST_PAR_FOR(...)
 #define GPU_ONLY(...)
@@ -50,6 +52,7 @@
 
 #elif defined(PC_VARIANT_OMP)
 #define PC_VARIANT_NAME "omp"
+#define PC_HAS_DEVICE 0
 #define PAR_FOR(...) PC_PRAGMA(omp parallel for __VA_ARGS__)
 #define HOST_PAR_FOR(...) PC_PRAGMA(omp parallel for __VA_ARGS__)
 #define GPU_ONLY(...)
@@ -63,6 +66,7 @@
 
 #else /* PC_VARIANT_GPU */
 #define PC_VARIANT_NAME "gpu"
+#define PC_HAS_DEVICE 1
 #define PAR_FOR(...) PC_PRAGMA(omp target teams distribute parallel for __VA_ARGS__)
 #define HOST_PAR_FOR(...) PC_PRAGMA(omp parallel for __VA_ARGS__)
 #define GPU_ONLY(...) __VA_ARGS__

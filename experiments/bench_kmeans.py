@@ -23,6 +23,8 @@ def run_case(binary, n, d, k, iterations, extra):
         cmd = [binary, "kmeans", f"gen:uniform:n={n},d={d},seed=7", "-k", str(k), "--iterations", str(iterations),
                "--warmup", "1", "--report", report, "--quiet"] + extra
         proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode == 3:
+            return None, "n/a (no GPU)"
         if proc.returncode != 0:
             return None, proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
         with open(report) as f:
@@ -52,7 +54,7 @@ def main():
             rep, err = run_case(binary, n, d, k, its, ["--update", args.update])
             label = f"{n}x{d}, k={k}"
             if err:
-                print(f"{label:<22} {variant:<7} failed: {err}")
+                print(f"{label:<22} {variant:<7} {err}")
                 continue
             t = rep["timing"]
             per_iter = t["iteration_s"]["median"]

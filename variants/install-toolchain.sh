@@ -7,7 +7,7 @@
 #   (ptxas, nvlink, fatbinary, libdevice) taken from Debian non-free's nvidia-cuda-toolkit
 #   11.8. Why 11.8: ptxas >= 12.8 writes cubins in a new ELF ABI that libomptarget 19
 #   rejects, so the program would silently run on the host (see README, "Toolchain").
-#   With --tests it also installs what `make test` needs (Python 3, NumPy, scikit-learn).
+#   With --tests it also installs what `make test` needs (NumPy, scikit-learn, pytest).
 #   The system's apt sources are not modified: non-free is read through a private list.
 # Exit status: 0 when everything is present afterwards, non-zero with a message otherwise.
 set -euo pipefail
@@ -20,8 +20,8 @@ cuda_dir="$toolchain_dir/cuda-11.8"
 die() { echo "install-toolchain: $*" >&2; exit 1; }
 as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 
-apt_packages=(clang-19 libomp-19-dev llvm-19 binutils)
-if (( want_tests )); then apt_packages+=(python3 python3-numpy python3-sklearn); fi
+apt_packages=(clang-19 clang-tools-19 libomp-19-dev llvm-19 binutils python3 xz-utils)
+if (( want_tests )); then apt_packages+=(python3-numpy python3-sklearn python3-pytest libclang-rt-19-dev); fi
 
 missing=()
 for p in "${apt_packages[@]}"; do
@@ -43,7 +43,7 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/lists/partial" "$work/cache/archives/partial"
 echo "deb http://deb.debian.org/debian bookworm main contrib non-free" > "$work/sources.list"
 apt_opts=(-o "Dir::Etc::SourceList=$work/sources.list" -o Dir::Etc::SourceParts=/dev/null
-          -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache")
+          -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache" -o APT::Sandbox::User=root)
 apt-get "${apt_opts[@]}" update -qq || die "apt-get update of the non-free list failed"
 (cd "$work" && apt-get "${apt_opts[@]}" download -qq nvidia-cuda-toolkit) \
   || die "could not download nvidia-cuda-toolkit from Debian non-free"

@@ -1,0 +1,524 @@
+"""End-to-end tests of `pragmaclust-<variant> kmeans`: results against an independent
+reference (reference.py) and scikit-learn, agreement between the variants, options, outputs
+and the report.
+
+Every variant is run on this GPU-less machine; the gpu one with --allow-host (conftest.py).
+"""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from helpers import f32, load_labels, load_matrix, load_report, run, write_points
+from reference import lloyd, sq_distances
+
+# ---- helpers ---------------------------------------------------------------------------
+
+
+def separated_data(seed, n, d, k, std=1.0):
+    """n float32 points (as float64) around k centres that are far apart (>= 12 std)."""
+    rng = np.random.default_rng(seed)
+    if d == 1:
+        centres = (20.0 * rng.permutation(k) + rng.uniform(-2, 2, k))[:, None]
+    else:
+        box = 20.0 * k ** (1.0 / d) + 20.0
+        while True:
+            centres = rng.uniform(-box, box, (k, d))
+            if k == 1 or sq_distances(centres, centres)[~np.eye(k, dtype=bool)].min() >= (12 * std) ** 2:
+                break
+    which = rng.integers(0, k, n)
+    which[:k] = np.arange(k)  # every cluster has points
+    return f32(centres[which] + rng.normal(0, std, (n, d)))
+
+
+def random_rows(x, k, seed):
+    rng = np.random.default_rng(seed)
+    return x[rng.choice(len(x), k, replace=False)]
+
+
+def kmeans(binary, work, data, k, init=None, *extra, tag="run", fmt="txt"):
+    """Runs kmeans with labels, centroids and a report in `work`; returns (labels, centroids,
+    report). data is a path or gen: string; init a path, an array (written to a file) or None."""
+    args = [data, "-k", k]
+    if init is not None:
+        if not isinstance(init, (str, bytes)) and not hasattr(init, "suffix"):
+            init = write_points(work / f"{tag}.init.txt", init)
+        args += ["--init", init]
+    lab, cen, rep = work / f"{tag}.labels.{fmt}", work / f"{tag}.centroids.{fmt}", work / f"{tag}.json"
+    args += ["--labels", lab, "--centroids", cen, "--report", rep, *extra]
+    binary.kmeans_ok(*args)
+    return load_labels(lab), load_matrix(cen), load_report(rep)
+
+
+def assert_labels_equal(got, want, what=""):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, what
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, f"{what}: {bad.size} of {want.size} labels differ, first at {bad[:10]}"
+
+
+def agreement(a, b):
+    return float(np.mean(np.asarray(a) == np.asarray(b)))
+
+
+def rel(a, b):
+    return abs(a - b) / max(abs(b), 1e-300)
+
+
+# ---- against the reference -----------------------------------------------------------------
+
+# (d, k) pairs: every d with every k; k is never a multiple of the 16-centroid tile except
+# by way of being below it (1, 2, 5) or just above one or two tiles (17, 33).
+DIMS = [1, 2, 3, 7, 17]
+KS = [1, 2, 5, 17, 33]
+CASES = [(seed, d, k) for d in DIMS for k in KS for seed in (0, 1)]
+
+
+@pytest.mark.parametrize("seed,d,k", CASES, ids=[f"s{s}-d{d}-k{k}" for s, d, k in CASES])
+def test_matches_reference(variant, work, seed, d, k):
+    rng = np.random.default_rng(1000 + 100 * seed + 10 * d + k)
+    n = int(rng.integers(max(3 * k, 40), 2001))
+    x = separated_data(seed * 7919 + d * 31 + k, n, d, k)
+    init = random_rows(x, k, seed)
+    path = write_points(work / "x.txt", x)
+    labels, cent, rep = kmeans(variant, work, path, k, init)
+    ref_labels, ref_cent, ref_sse, ref_iter, ref_conv = lloyd(x, init)
+    assert_labels_equal(labels, ref_labels, f"{variant.name} vs reference")
+    assert rep["iterations"] == ref_iter
+    assert rep["converged"] is ref_conv
+    assert rel(rep["sse"], ref_sse) <= 1e-5 or abs(rep["sse"] - ref_sse) < 1e-6
+    assert cent.shape == (k, d)
+    np.testing.assert_allclose(cent, ref_cent, rtol=1e-4, atol=1e-4 * np.abs(x).max())
+    assert rep["n"] == n and rep["d"] == d and rep["k"] == k
+
+
+def test_empty_cluster_and_ties(variant, work):
+    """Duplicate initial centroids: in the first pass every point is at the same distance from
+    both copies and goes to the lower index; the higher copy gets no points and keeps its
+    centroid exactly. A centroid far from everything stays empty for the whole run. The
+    whole run (where the kept copy later wins points back) equals the reference."""
+    rng = np.random.default_rng(5)
+    x = f32(np.vstack([rng.normal(0, 1, (300, 3)), rng.normal(40, 1, (300, 3))]))
+    init = np.array([x[0], x[0], x[400], [1000.0, 1000.0, 1000.0]])
+    path = write_points(work / "x.txt", x)
+    labels, cent, rep = kmeans(variant, work, path, 4, init, "--max-iter", 1, tag="one")
+    assert set(np.unique(labels)) == {0, 2}
+    np.testing.assert_array_equal(cent[1], x[0])  # kept exactly
+    np.testing.assert_array_equal(cent[3], [1000.0, 1000.0, 1000.0])
+    labels, cent, rep = kmeans(variant, work, path, 4, init, tag="full")
+    ref_labels, ref_cent, ref_sse, ref_iter, _ = lloyd(x, init)
+    assert_labels_equal(labels, ref_labels)
+    assert 3 not in labels
+    np.testing.assert_array_equal(cent[3], [1000.0, 1000.0, 1000.0])
+    np.testing.assert_allclose(cent, ref_cent, rtol=1e-5, atol=1e-4)
+    assert rep["iterations"] == ref_iter
+    assert rel(rep["sse"], ref_sse) <= 1e-5
+
+
+def test_exact_tie_lowest_index(variant, work):
+    """A point exactly halfway between two centroids goes to the lower index, whichever way
+    round the centroids are listed (one iteration, so the centroids do not move first)."""
+    x = np.array([[0.0], [5.0], [10.0]])
+    for init, want in (([[0.0], [10.0]], [0, 0, 1]), ([[10.0], [0.0]], [1, 0, 0])):
+        labels, _, rep = kmeans(variant, work, write_points(work / "x.txt", x), 2, np.array(init), "--max-iter", 1)
+        assert list(labels) == want
+        assert rep["iterations"] == 1 and rep["converged"] is False
+
+
+def test_fixed_iterations_match_reference(variant, work):
+    """--iterations N runs exactly N passes (no convergence stop) and equals the reference's N passes."""
+    x = separated_data(3, 1500, 4, 6)
+    init = random_rows(x, 6, 3)
+    path = write_points(work / "x.txt", x)
+    for n_iter in (1, 2, 7, 25):
+        labels, cent, rep = kmeans(variant, work, path, 6, init, "--iterations", n_iter)
+        ref_labels, ref_cent, ref_sse, ref_iter, _ = lloyd(x, init, fixed_iter=n_iter)
+        assert rep["iterations"] == n_iter == ref_iter
+        assert rep["converged"] is False
+        assert rep["params"]["fixed_iterations"] == n_iter
+        assert_labels_equal(labels, ref_labels)
+        assert rel(rep["sse"], ref_sse) <= 1e-5
+        np.testing.assert_allclose(cent, ref_cent, rtol=1e-4, atol=1e-3)
+
+
+def test_max_iter_stops(variant, work):
+    """--max-iter caps the passes; the run says it did not converge."""
+    x = f32(np.random.default_rng(9).uniform(0, 1, (3000, 3)))
+    init = random_rows(x, 20, 9)
+    path = write_points(work / "x.txt", x)
+    _, _, rep = kmeans(variant, work, path, 20, init, "--max-iter", 3)
+    assert rep["iterations"] == 3 and rep["converged"] is False
+    _, _, full = kmeans(variant, work, path, 20, init)
+    assert full["converged"] is True and full["iterations"] > 3
+
+
+def test_tol_stops_earlier(variant, work):
+    """--tol T stops once the summed squared centroid shift is <= T."""
+    x = f32(np.random.default_rng(4).uniform(0, 1, (3000, 2)))
+    init = random_rows(x, 10, 4)
+    path = write_points(work / "x.txt", x)
+    _, _, strict = kmeans(variant, work, path, 10, init)
+    _, _, loose = kmeans(variant, work, path, 10, init, "--tol", "1e-3")
+    _, _, huge = kmeans(variant, work, path, 10, init, "--tol", "1e6")
+    assert loose["converged"] is True and loose["iterations"] < strict["iterations"]
+    assert huge["iterations"] == 1 and huge["converged"] is True
+
+
+# ---- variants against each other --------------------------------------------------------
+
+
+def test_variants_agree_on_uniform_data(all_variants, work):
+    """Uniform data (no cluster structure, many near-ties), n=20000, d=8, k=50, 30 passes from
+    one init file. Tolerance: the variants sum float32 squared distances in the same order
+    per point, but the omp and gpu variants add the centroid sums (double) in another order
+    (per-thread partial sums, atomics), so a centroid can differ in its last float bit and a
+    point within a few ulps of a tie can switch cluster; such a switch then moves the
+    centroids a little. So: >= 99.9% of labels equal and SSE within rel 1e-5."""
+    init = np.random.default_rng(50).uniform(0, 1, (50, 8)).astype(np.float32)
+    init_path = write_points(work / "init.txt", init)
+    results = {}
+    for name, b in all_variants.items():
+        results[name] = kmeans(b, work, "gen:uniform:n=20000,d=8,seed=3", 50, init_path, "--max-iter", 30, tag=name)
+    base_labels, base_cent, base_rep = results["seq"]
+    assert base_rep["n"] == 20000 and base_rep["generated"] is True
+    for name, (labels, cent, rep) in results.items():
+        assert agreement(labels, base_labels) >= 0.999, name
+        assert rel(rep["sse"], base_rep["sse"]) <= 1e-5, name
+        np.testing.assert_allclose(cent, base_cent, atol=1e-2)
+
+
+def test_variants_identical_on_blobs(all_variants, work):
+    """Well-separated blobs (std 0.5 in a box of +-50): every variant gives the same labels,
+    the same iteration count and SSE to rounding, from an init file and from --init random."""
+    gen = "gen:blobs:n=20000,d=5,centers=12,std=0.5,box=50,seed=21"
+    init = np.random.default_rng(12).uniform(-50, 50, (12, 5))
+    outs = {}
+    for name, b in all_variants.items():
+        outs[name] = (kmeans(b, work, gen, 12, init, tag=f"{name}-file"),
+                      kmeans(b, work, gen, 12, "random", "--seed", 77, tag=f"{name}-rand"))
+    for which in (0, 1):
+        base_labels, base_cent, base_rep = outs["seq"][which]
+        for name in outs:
+            labels, cent, rep = outs[name][which]
+            assert_labels_equal(labels, base_labels, f"{name} vs seq")
+            assert rep["iterations"] == base_rep["iterations"]
+            assert rel(rep["sse"], base_rep["sse"]) <= 1e-6
+            np.testing.assert_allclose(cent, base_cent, rtol=1e-5, atol=1e-5)
+
+
+def test_omp_thread_counts_agree(omp, work):
+    gen = "gen:blobs:n=30000,d=3,centers=9,std=0.3,seed=8"
+    runs = [kmeans(omp, work, gen, 9, "random", "--threads", t, tag=f"t{t}") for t in (1, 2, 3)]
+    for labels, cent, rep in runs[1:]:
+        assert_labels_equal(labels, runs[0][0])
+        assert rel(rep["sse"], runs[0][2]["sse"]) <= 1e-6
+    assert [r[2]["threads"] for r in runs] == [1, 2, 3]
+
+
+def test_gpu_update_host_vs_device(gpu, work):
+    """Cao's GPU-L (--update host) and GPU-C (--update device) give the same clustering."""
+    for gen, k in (("gen:blobs:n=20000,d=6,centers=7,std=0.5,seed=2", 7), ("gen:uniform:n=5000,d=3,seed=2", 5)):
+        dev = kmeans(gpu, work, gen, k, "random", "--update", "device", tag="dev")
+        host = kmeans(gpu, work, gen, k, "random", "--update", "host", tag="host")
+        assert dev[2]["params"]["update"] == "device" and host[2]["params"]["update"] == "host"
+        if gen.startswith("gen:blobs"):
+            assert_labels_equal(host[0], dev[0])
+            assert host[2]["iterations"] == dev[2]["iterations"]
+        else:  # uniform: near-ties, see test_variants_agree_on_uniform_data
+            assert agreement(host[0], dev[0]) >= 0.999
+        assert rel(host[2]["sse"], dev[2]["sse"]) <= 1e-5
+
+
+# ---- options, outputs, report ------------------------------------------------------------
+
+
+def test_report_fields(variant, work):
+    x = separated_data(1, 500, 3, 4)
+    labels, cent, rep = kmeans(variant, work, write_points(work / "x.txt", x), 4, random_rows(x, 4, 1),
+                               "--repeat", 3, "--warmup", 1)
+    for key in ("variant", "compiler", "device", "n", "d", "k", "iterations", "sse", "timing"):
+        assert key in rep, key
+    assert rep["variant"] == variant.name
+    assert isinstance(rep["compiler"], str) and rep["compiler"]
+    assert isinstance(rep["device"], dict)
+    for key in ("offloading", "host_fallback", "name", "where"):
+        assert key in rep["device"], key
+    assert (rep["n"], rep["d"], rep["k"]) == (500, 3, 4)
+    assert isinstance(rep["iterations"], int) and rep["iterations"] >= 1
+    assert isinstance(rep["sse"], float) and rep["sse"] >= 0
+    t = rep["timing"]
+    assert t["repeat"] == 3 and t["warmup"] == 1
+    for phase in ("h2d", "assign", "update", "d2h"):
+        s = t["phases_s"][phase]
+        assert 0 <= s["min"] <= s["median"] <= s["max"], phase
+    for key in ("total_s", "iteration_s"):
+        assert 0 <= t[key]["min"] <= t[key]["median"] <= t[key]["max"], key
+    assert t["total_s"]["min"] > 0
+    assert labels.shape == (500,) and cent.shape == (4, 3)
+    # the same run without repetitions gives the same result
+    labels1, cent1, rep1 = kmeans(variant, work, work / "x.txt", 4, work / "run.init.txt", tag="once")
+    assert_labels_equal(labels1, labels)
+    np.testing.assert_array_equal(cent1, cent)
+    assert rep1["sse"] == rep["sse"] and rep1["iterations"] == rep["iterations"]
+    assert rep1["timing"]["repeat"] == 1 and rep1["timing"]["warmup"] == 0
+
+
+def test_report_to_stdout(variant, work):
+    rc, out, err = variant.run("kmeans", "gen:blobs:n=1000,d=2,centers=3", "-k", 3, "--report", "-")
+    assert rc == 0, err
+    rep = json.loads(out)
+    assert rep["variant"] == variant.name and rep["k"] == 3
+    assert "SSE" in err  # the summary goes to stderr
+    rc, out, err = variant.run("kmeans", "gen:blobs:n=1000,d=2,centers=3", "-k", 3, "--quiet")
+    assert rc == 0 and out == "" and err == ""
+
+
+def test_npy_and_text_outputs(variant, work):
+    gen = "gen:blobs:n=3000,d=4,centers=5,std=0.5,seed=4"
+    lt, ct, rt = kmeans(variant, work, gen, 5, "random", tag="t", fmt="txt")
+    ln, cn, rn = kmeans(variant, work, gen, 5, "random", tag="n", fmt="npy")
+    assert ln.dtype == np.int32 and ln.shape == (3000,)
+    assert cn.dtype == np.float32 and cn.shape == (5, 4)
+    assert_labels_equal(ln, lt)
+    np.testing.assert_array_equal(cn, ct)  # the text holds the same floats exactly
+    assert ln.min() >= 0 and ln.max() < 5
+    assert not list(work.glob("*.tmp.*"))
+    # the centroids written can be used as --init again: a fixed point. The first pass always
+    # counts as a change (labels start unset), so it converges in 2 passes with equal labels.
+    for cpath in (work / "t.centroids.txt", work / "n.centroids.npy"):
+        l2, c2, r2 = kmeans(variant, work, gen, 5, cpath, tag="again")
+        assert_labels_equal(l2, lt)
+        assert r2["iterations"] == 2 and r2["converged"] is True
+        np.testing.assert_array_equal(c2, ct)
+
+
+def test_input_formats_agree(variant, work):
+    """The same points as text, CSV with a header and comments, .npy f4 and f8, and raw
+    float32 with --shape give the same result."""
+    x32 = separated_data(2, 800, 3, 5).astype(np.float32)
+    init = random_rows(x32.astype(np.float64), 5, 2)
+    init_path = write_points(work / "init.txt", init)
+    paths = {"txt": write_points(work / "x.txt", x32)}
+    csv = work / "x.csv"
+    with open(csv, "w") as f:
+        f.write("# made by the test\nfeature_a,feature_b,feature_c\n\n")
+        for row in x32:
+            f.write(",".join("%.9g" % v for v in row) + "\n")
+    paths["csv"] = csv
+    np.save(work / "x4.npy", x32)
+    np.save(work / "x8.npy", x32.astype(np.float64))
+    paths["npy4"], paths["npy8"] = work / "x4.npy", work / "x8.npy"
+    x32.tofile(work / "x.f32")
+    results = {name: kmeans(variant, work, p, 5, init_path, tag=name) for name, p in paths.items()}
+    results["raw"] = kmeans(variant, work, work / "x.f32", 5, init_path, "--shape", "800,3", tag="raw")
+    base = results["txt"]
+    for name, (labels, cent, rep) in results.items():
+        assert_labels_equal(labels, base[0], name)
+        np.testing.assert_array_equal(cent, base[1])
+        assert rep["sse"] == base[2]["sse"], name
+        assert rep["n"] == 800 and rep["d"] == 3
+
+
+def test_init_random_deterministic(variant, work):
+    gen = "gen:uniform:n=4000,d=3,seed=9"
+    a = kmeans(variant, work, gen, 8, "random", "--seed", 5, tag="a")
+    b = kmeans(variant, work, gen, 8, "random", "--seed", 5, tag="b")
+    c = kmeans(variant, work, gen, 8, "random", "--seed", 6, tag="c")
+    d = kmeans(variant, work, gen, 8, None, "--seed", 5, tag="d")  # random is the default
+    assert_labels_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    assert a[2]["sse"] == b[2]["sse"]
+    assert_labels_equal(d[0], a[0])
+    assert a[2]["params"]["seed"] == 5 and a[2]["params"]["init"] == "random"
+    assert not np.array_equal(a[1], c[1])  # another seed, other initial rows
+
+
+def test_init_random_rows_are_data_rows(variant, work):
+    """With k = n, --init random takes every row once: each point is its own cluster (SSE 0)."""
+    x = separated_data(6, 40, 2, 40)
+    labels, cent, rep = kmeans(variant, work, write_points(work / "x.txt", x), 40, "random")
+    assert sorted(labels) == list(range(40))
+    assert rep["sse"] == 0.0
+    np.testing.assert_array_equal(cent[labels], x)
+
+
+def test_k_equals_one_and_k_equals_n(variant, work):
+    x = separated_data(8, 300, 3, 3)
+    path = write_points(work / "x.txt", x)
+    labels, cent, rep = kmeans(variant, work, path, 1, "random", tag="k1")
+    assert set(labels) == {0}
+    np.testing.assert_allclose(cent[0], x.mean(axis=0), rtol=1e-5, atol=1e-4)
+    assert rel(rep["sse"], float(((x - x.mean(axis=0)) ** 2).sum())) <= 1e-5
+    labels, cent, rep = kmeans(variant, work, path, 300, "random", tag="kn")
+    assert sorted(labels) == list(range(300)) and rep["sse"] == 0.0
+
+
+# ---- the gpu variant without a GPU --------------------------------------------------------
+
+
+def gpu_usable(gpu_direct):
+    rc, out, _ = gpu_direct.run("info")
+    return rc == 0 and "kernels run on: GPU" in out
+
+
+def test_gpu_without_allow_host_exits_3(gpu_direct, work):
+    """No usable GPU and no --allow-host: exit status 3 and one line that names --allow-host.
+    OMP_TARGET_OFFLOAD=DISABLED keeps the kernels on the host, so this holds on every
+    machine (LLVM 19 still counts the GPU under DISABLED: the message must name the
+    variable rather than blame the device image)."""
+    envs = [{"OMP_TARGET_OFFLOAD": "DISABLED"}]
+    if not gpu_usable(gpu_direct):
+        envs.append({})  # this machine has no GPU: the plain call must fail the same way
+    for env in envs:
+        rc, out, err = gpu_direct.run("kmeans", "gen:blobs:n=1000,d=2", "-k", 3, "--labels", work / "l.txt",
+                                      "--report", work / "r.json", env=env)
+        assert rc == 3, (env, rc, err)
+        lines = err.strip("\n").split("\n")
+        assert len(lines) == 1 and lines[0].startswith("pragmaclust: error:"), err
+        assert "--allow-host" in err
+        if env:
+            assert "OMP_TARGET_OFFLOAD" in err
+        assert out == ""
+        assert list(work.iterdir()) == []
+
+
+def test_gpu_host_fallback_report(gpu, gpu_direct, work):
+    _, _, rep = kmeans(gpu, work, "gen:blobs:n=1000,d=2", 3, "random")
+    assert rep["variant"] == "gpu"
+    if gpu_usable(gpu_direct):
+        assert rep["device"]["offloading"] is True and rep["device"]["host_fallback"] is False
+    else:
+        assert rep["device"]["host_fallback"] is True
+        assert rep["device"]["offloading"] is False
+        assert "host" in rep["device"]["where"]
+
+
+def test_host_variants_report_no_offload(seq, omp, work):
+    for b in (seq, omp):
+        _, _, rep = kmeans(b, work, "gen:blobs:n=1000,d=2", 3, "random", tag=b.name)
+        assert rep["device"]["offloading"] is False and rep["device"]["host_fallback"] is False
+        assert rep["variant"] == b.name
+
+
+# ---- real data sets against scikit-learn -----------------------------------------------------
+
+REAL = {"iris": 3, "s1": 15, "letter": 26}
+_cache = {}
+
+
+def real_case(data_dir, name):
+    """(path, x float64, init float64, init file) for a data set, with init = k rows drawn with
+    numpy seed 0 (default_rng(0).choice, without replacement)."""
+    if name not in _cache:
+        path = data_dir / f"{name}.txt"
+        if not path.is_file():
+            pytest.skip(f"{path} is missing")
+        x = np.loadtxt(path, ndmin=2)
+        k = REAL[name]
+        init = x[np.random.default_rng(0).choice(len(x), k, replace=False)]
+        _cache[name] = (path, x, init)
+    return _cache[name]
+
+
+def sklearn_fit(x, init):
+    sk = pytest.importorskip("sklearn.cluster")
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return sk.KMeans(n_clusters=len(init), init=init, n_init=1, algorithm="lloyd", tol=0,
+                         max_iter=1000).fit(x)
+
+
+_sk_cache = {}
+
+
+@pytest.mark.parametrize("name", ["iris", "s1"])
+def test_real_data_matches_sklearn(variant, work, data_dir, name):
+    """iris (k=3) and s1 (k=15): the same labels as scikit-learn's Lloyd (float64) from the
+    same initial centroids, all of them, and the same SSE to 1e-4. The data are integers
+    well inside float32's exact range, so the float32 program sees exactly sklearn's input."""
+    path, x, init = real_case(data_dir, name)
+    if name not in _sk_cache:
+        _sk_cache[name] = sklearn_fit(x, init)
+    km = _sk_cache[name]
+    init_path = write_points(work / "init.txt", init, fmt="%.17g")
+    labels, cent, rep = kmeans(variant, work, path, len(init), init_path)
+    assert rep["converged"] is True
+    assert agreement(labels, km.labels_) == 1.0, f"{agreement(labels, km.labels_):.5f}"
+    assert rel(rep["sse"], km.inertia_) <= 1e-4
+    np.testing.assert_allclose(cent, km.cluster_centers_, rtol=1e-4, atol=1e-4 * np.abs(x).max())
+
+
+def test_letter_matches_reference_and_sklearn(variant, work, data_dir):
+    """letter (20000 x 16, k=26). Its features are integers x1000, so exact distance ties are
+    common: from the seed-0 initial rows, 479 points are exactly equidistant from two initial
+    centroids. pragmaclust (and reference.py) give such a point the lowest index, as
+    documented; scikit-learn computes ||x||^2 - 2 x.c + ||c||^2 and its rounding decides the
+    tie, so from the same start it follows another path (measured with sklearn 1.2.1: 86.9%
+    equal labels, 81 vs 121 iterations, inertia 0.4% higher). That is not a pragmaclust error,
+    so on letter:
+      - against reference.py (float64, lowest-index ties) from the same initial rows: >= 99.9%
+        equal labels (measured: all), SSE within 1e-5. Not required to be exact: the program's
+        float32 distances of up to ~4e9 round to 256-unit steps, so in principle a float64
+        tie or near-tie can break the other way;
+      - against scikit-learn: started from pragmaclust's final centroids (as float64), sklearn
+        must find them a fixed point: >= 99.9% equal labels (measured: all), inertia within
+        1e-4 of the SSE, centroids within 1e-4."""
+    path, x, init = real_case(data_dir, "letter")
+    init_path = write_points(work / "init.txt", init, fmt="%.17g")
+    labels, cent, rep = kmeans(variant, work, path, 26, init_path)
+    assert rep["converged"] is True
+    if "letter" not in _sk_cache:
+        _sk_cache["letter"] = lloyd(x, init)
+    ref_labels, ref_cent, ref_sse, ref_iter, _ = _sk_cache["letter"]
+    assert agreement(labels, ref_labels) >= 0.999, f"{agreement(labels, ref_labels):.5f}"
+    assert rel(rep["sse"], ref_sse) <= 1e-5
+    km = sklearn_fit(x, cent.astype(np.float64))
+    assert agreement(labels, km.labels_) >= 0.999, f"{agreement(labels, km.labels_):.5f}"
+    assert rel(rep["sse"], km.inertia_) <= 1e-4
+    np.testing.assert_allclose(km.cluster_centers_, cent, rtol=1e-4, atol=1e-4 * np.abs(x).max())
+
+
+def test_large_magnitude_values_are_refused(variant, work):
+    """Values whose squared distances would overflow float32 (here 3e19: (6e19)^2 > FLT_MAX)
+    are refused with a clear error instead of silently giving every point label 0; values
+    just inside the safe range still cluster exactly like the float64 reference."""
+    x = np.array([[3e19], [-3e19], [0.0], [1e19]])
+    path = write_points(work / "x.txt", x)
+    rc, out, err = variant.run("kmeans", path, "-k", 2, "--quiet")
+    assert rc == 2
+    assert err.strip().startswith("pragmaclust: error:") and "overflow" in err and len(err.strip().splitlines()) == 1
+    safe = x / 1e1  # largest squared distance (6e18)^2 = 3.6e37 < FLT_MAX
+    init = np.array([[-3e18], [0.0]])
+    labels, _, rep = kmeans(variant, work, write_points(work / "safe.txt", safe), 2, init, "--max-iter", 1)
+    ref_labels, _, ref_sse, _, _ = lloyd(safe, init, max_iter=1)
+    assert list(ref_labels) == [1, 0, 1, 1]
+    assert_labels_equal(labels, ref_labels)
+    assert rel(rep["sse"], ref_sse) <= 1e-5
+
+
+def test_report_json_escaping(variant, work):
+    """The input path goes into the report: quotes, backslashes, tabs and non-ASCII letters
+    must still give valid JSON that names the path exactly."""
+    name = 'we"ird\\name\twith ü.txt'
+    path = write_points(work / name, separated_data(4, 50, 2, 2))
+    rc, out, err = variant.run("kmeans", path, "-k", 2, "--report", "-", "--quiet")
+    assert rc == 0, err
+    rep = json.loads(out)
+    assert rep["input"] == str(path)
+
+
+def test_double_sums_keep_centroids_accurate_at_ten_million(seq, omp, gpu, work):
+    """n = 10^7 identical-ish values: float32 running sums would drift by far more than 1e-6
+    relative (a float sum stops growing past 2^24 ulp steps); the double sums must give the
+    mean to float precision."""
+    n = 10_000_000
+    rng = np.random.default_rng(3)
+    x = (0.1 + 0.01 * rng.random(n, dtype=np.float64)).astype(np.float32)
+    path = work / "big.f32"
+    x.tofile(path)
+    exact = float(x.astype(np.float64).mean())
+    for b in (seq, omp, gpu):
+        _, centroids, _ = kmeans(b, work, path, 1, "random", "--shape", f"{n},1", "--max-iter", 2, tag=b.name)
+        assert abs(float(centroids[0][0]) - exact) <= 1e-6 * exact, (b.name, centroids, exact)
