@@ -19,6 +19,25 @@ void pc_points_free(pc_points *p) {
   p->n = p->d = 0;
 }
 
+/* Hands x (n x d) to out on success (rc == 0); frees it otherwise. Returns 0 or -1. */
+static int finish_read(int rc, float *x, size_t n, size_t d, pc_points *out) {
+  if (rc) {
+    free(x);
+    return -1;
+  }
+  out->n = n;
+  out->d = d;
+  out->x = x;
+  return 0;
+}
+
+/* 0 when all count values of x (rows of d) are finite, else -1 naming the first bad one. */
+static int check_finite(const float *x, size_t count, size_t d, const char *path) {
+  for (size_t i = 0; i < count; i++)
+    if (!isfinite(x[i])) return pc_fail("%s: element %zu (row %zu) is NaN or Inf", path, i, i / d + 1);
+  return 0;
+}
+
 /* ---- text ---------------------------------------------------------------------------- */
 
 static int is_separator(char c) { return c == ',' || c == ' ' || c == '\t' || c == '\r' || c == ';'; }
@@ -112,14 +131,7 @@ int pc_read_text(const char *path, pc_points *out) {
   free(line);
   fclose(f);
   if (!rc && n == 0) rc = pc_fail("%s: no data rows", path);
-  if (rc) {
-    free(x);
-    return -1;
-  }
-  out->n = n;
-  out->d = d;
-  out->x = x;
-  return 0;
+  return finish_read(rc, x, n, d, out);
 }
 
 /* ---- npy ----------------------------------------------------------------------------- */
@@ -214,8 +226,7 @@ int pc_read_npy(const char *path, pc_points *out) {
       x[i] = (float)tmp[i];
     }
   }
-  for (size_t i = 0; i < count; i++)
-    if (!isfinite(x[i])) { rc = pc_fail("%s: element %zu (row %zu) is NaN or Inf", path, i, i / d + 1); goto done; }
+  if ((rc = check_finite(x, count, d, path)) != 0) goto done;
   out->n = n;
   out->d = d;
   out->x = x;
@@ -242,17 +253,9 @@ int pc_read_raw_f32(const char *path, size_t n, size_t d, pc_points *out) {
   float *x = rc ? NULL : pc_try_alloc(count, sizeof *x, path);
   if (!rc && !x) rc = -1;
   if (!rc && fread(x, 4, count, f) != count) rc = pc_fail("%s: read error", path);
-  for (size_t i = 0; !rc && i < count; i++)
-    if (!isfinite(x[i])) rc = pc_fail("%s: element %zu (row %zu) is NaN or Inf", path, i, i / d + 1);
+  if (!rc) rc = check_finite(x, count, d, path);
   fclose(f);
-  if (rc) {
-    free(x);
-    return -1;
-  }
-  out->n = n;
-  out->d = d;
-  out->x = x;
-  return 0;
+  return finish_read(rc, x, n, d, out);
 }
 
 static int has_suffix(const char *s, const char *suffix) {
