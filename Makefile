@@ -8,6 +8,8 @@ CUDA_PATH     ?= $(TOOLCHAIN_DIR)/cuda-11.8
 HOST_ARCH     ?= x86-64-v3      # -march of host code (x86-64-v3 = AVX2+FMA; `native` for this CPU only)
 OPT           ?= -O3
 PYTHON        ?= /usr/bin/python3   # Debian's, with numpy and scikit-learn (tests)
+SCALE         ?= default        # experiments: smoke (2 minutes) | default (minutes with a GPU) | paper (the papers' grids)
+RESULTS       ?= results        # where experiments write results/<scale>/{results.csv,tables/}
 DATA_DIR      ?= $(firstword $(wildcard ../shared/datasets) data)   # real data sets (make datasets)
 
 VARIANT       := $(strip $(VARIANT))
@@ -17,6 +19,8 @@ TOOLCHAIN_DIR := $(strip $(TOOLCHAIN_DIR))
 CUDA_PATH     := $(strip $(CUDA_PATH))
 HOST_ARCH     := $(strip $(HOST_ARCH))
 PYTHON        := $(strip $(PYTHON))
+SCALE         := $(strip $(SCALE))
+RESULTS       := $(strip $(RESULTS))
 DATA_DIR      := $(strip $(DATA_DIR))
 
 include variants/$(TOOLCHAIN).mk
@@ -31,7 +35,7 @@ BASE_CFLAGS := -std=gnu11 $(OPT) -march=$(HOST_ARCH) $(WARNINGS) -Icommon -Ialgo
 SOURCES := $(wildcard common/*.c) $(wildcard algorithms/*.c)
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 
-.PHONY: all build info toolchain test test-deps bundle bench experiments clean distclean
+.PHONY: all build info toolchain test test-deps paper-deps bundle bench experiments tables plots paper clean distclean
 all: build
 build: $(foreach v,$(VARIANTS),bin/pragmaclust-$(v))
 
@@ -97,8 +101,27 @@ bench: toolchain
 	@$(MAKE) --no-print-directory VARIANT=all build
 	@$(PYTHON) experiments/bench_kmeans.py --bin bin
 
-# The main job. Until the experiment runner lands it runs the k-means benchmark.
-experiments: bench
+# The main job: run the papers' comparisons at $(SCALE) (resuming a previous run) and
+# regenerate their tables under $(RESULTS)/$(SCALE)/tables. See experiments/README.md.
+experiments: toolchain
+	@$(MAKE) --no-print-directory VARIANT=all build
+	@$(PYTHON) experiments/run.py --scale $(SCALE) --bin bin --data-dir "$(DATA_DIR)" --results "$(RESULTS)"
+	@$(MAKE) --no-print-directory plots
+
+paper-deps:
+	@variants/install-toolchain.sh --paper "$(TOOLCHAIN_DIR)"
+
+# Figures (PNG and SVG) from $(RESULTS)/$(SCALE)/results.csv into $(RESULTS)/$(SCALE)/plots.
+plots: paper-deps
+	@$(PYTHON) plots/plot.py --results "$(RESULTS)" --scale $(SCALE)
+
+# paper/paper.pdf from the generated tables and figures (after `make experiments`).
+paper: plots
+	@paper/build.sh "$(RESULTS)" $(SCALE)
+
+# The tables again from $(RESULTS)/$(SCALE)/results.csv, without running anything.
+tables:
+	@$(PYTHON) experiments/run.py --tables-only --scale $(SCALE) --results "$(RESULTS)"
 
 # Relocatable archive of all three programs plus the LLVM offload runtime they need.
 bundle: build

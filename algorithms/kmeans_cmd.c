@@ -135,6 +135,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
   int *labels = pc_xalloc(n, sizeof *labels, "labels");
   double *iter_all = pc_xalloc((size_t)c.repeat * (size_t)iter_cap, sizeof *iter_all, "iteration times");
   double *totals = pc_xalloc((size_t)c.repeat, sizeof *totals, "run times");
+  int *run_iterations = pc_xalloc((size_t)c.repeat, sizeof *run_iterations, "run iterations");
   double *phases[KM_NPHASES];
   for (int p = 0; p < KM_NPHASES; p++) phases[p] = pc_xalloc((size_t)c.repeat, sizeof(double), "phase times");
   size_t n_iter_all = 0;
@@ -146,6 +147,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
     if (run < 0) continue;
     n_iter_all += (size_t)res.iterations;
     totals[run] = res.total_s;
+    run_iterations[run] = res.iterations;
     for (int p = 0; p < KM_NPHASES; p++) phases[p][run] = res.phase_s[p];
   }
 
@@ -197,6 +199,15 @@ int pc_cmd_kmeans(int argc, char **argv) {
     pc_json_end_object(&j);
     pc_json_num(&j, "gflops_per_s", per_iter.median > 0 ? flop_per_iter / per_iter.median * 1e-9 : 0.0);
     pc_json_end_object(&j);
+    pc_json_array(&j, "runs"); /* every timed repetition */
+    for (int run = 0; run < c.repeat; run++) {
+      pc_json_object(&j, NULL);
+      pc_json_int(&j, "iterations", run_iterations[run]);
+      pc_json_num(&j, "total_s", totals[run]);
+      for (int p = 0; p < KM_NPHASES; p++) pc_json_num(&j, km_phase_names[p], phases[p][run]);
+      pc_json_end_object(&j);
+    }
+    pc_json_end_array(&j);
     if (pc_json_save(&j, c.report) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     pc_json_free(&j);
   }
@@ -212,6 +223,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
 
   for (int p = 0; p < KM_NPHASES; p++) free(phases[p]);
   free(totals);
+  free(run_iterations);
   free(iter_all);
   free(labels);
   free(centroids);

@@ -4,5 +4,6 @@
 
 int pc_cmd_kmeans(int argc, char **argv);
 int pc_cmd_info(int argc, char **argv);
+int pc_cmd_generate(int argc, char **argv);
 
 #endif

@@ -64,6 +64,15 @@ void pc_json_end_object(pc_json *j) {
   put(j, "}");
   j->need_comma = 1;
 }
+void pc_json_array(pc_json *j, const char *k) {
+  key(j, k);
+  put(j, "[");
+  j->need_comma = 0;
+}
+void pc_json_end_array(pc_json *j) {
+  put(j, "]");
+  j->need_comma = 1;
+}
 void pc_json_str(pc_json *j, const char *k, const char *v) {
   key(j, k);
   put_string(j, v);

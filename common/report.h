@@ -20,6 +20,8 @@ typedef struct {
 void pc_json_open(pc_json *j);              /* starts "{" */
 void pc_json_object(pc_json *j, const char *key); /* "key": {   (key NULL inside arrays) */
 void pc_json_end_object(pc_json *j);
+void pc_json_array(pc_json *j, const char *key);  /* "key": [ */
+void pc_json_end_array(pc_json *j);
 void pc_json_str(pc_json *j, const char *key, const char *value);
 void pc_json_num(pc_json *j, const char *key, double value); /* non-finite -> null */
 void pc_json_int(pc_json *j, const char *key, long long value);

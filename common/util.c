@@ -73,12 +73,15 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-pc_stats pc_stats_of(double *v, size_t n) {
+pc_stats pc_stats_of(const double *values, size_t n) {
   pc_stats s = {0, 0, 0};
   if (n == 0) return s;
+  double *v = pc_xalloc(n, sizeof *v, "statistics");
+  memcpy(v, values, n * sizeof *v);
   qsort(v, n, sizeof *v, cmp_double);
   s.min = v[0];
   s.max = v[n - 1];
   s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  free(v);
   return s;
 }

@@ -38,10 +38,10 @@ void *pc_try_alloc(size_t count, size_t size, const char *what);
 /* Monotonic wall-clock time in seconds. */
 double pc_now(void);
 
-/* Median, minimum and maximum of v[0..n-1] (n >= 1); v is reordered. */
+/* Median, minimum and maximum of v[0..n-1] (all zero for n == 0). */
 typedef struct {
   double median, min, max;
 } pc_stats;
-pc_stats pc_stats_of(double *v, size_t n);
+pc_stats pc_stats_of(const double *v, size_t n);
 
 #endif

@@ -1,0 +1,206 @@
+"""The experiment runner (experiments/run.py) and the table generator (experiments/tables.py).
+
+A smoke run of every experiment file must give well-formed rows with their provenance, resume
+without duplicating anything, record failures and time-outs as such and go on, skip (not
+estimate) configurations beyond a budget, survive Ctrl-C with a valid CSV, and the table
+generator must reproduce a checked-in table from a fixed CSV.
+"""
+import csv
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import REPO_ROOT, bin_dir
+
+RUNNER = REPO_ROOT / "experiments" / "run.py"
+TEST_DATA = Path(__file__).resolve().parent / "data"
+sys.path.insert(0, str(REPO_ROOT / "experiments"))
+import run  # noqa: E402
+import spec  # noqa: E402
+import tables  # noqa: E402
+
+STATUSES = {"ok", "failed", "crashed", "timeout", "no-device", "missing-data", "missing-program", "skipped-budget"}
+
+
+def runner(results, *args, data_dir=None, timeout=300):
+    cmd = [sys.executable, str(RUNNER), "--bin", str(bin_dir()), "--results", str(results), *map(str, args)]
+    if data_dir:
+        cmd += ["--data-dir", str(data_dir)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT)
+
+
+def rows_of(results, scale="smoke"):
+    with open(Path(results) / scale / "results.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def write_experiment(path, command, axes, budget_s=20, repeat=1, variants=("seq",), extra=""):
+    vs = "\n".join(f'[[variants]]\nname = "{v}"\nprogram = "{v}"' for v in variants)
+    path.write_text(f'''title = "test"
+table = "course"
+command = {json.dumps(command)}
+input = "gen:uniform:n={{n}},d=4,seed=1"
+column = "n={{n}}"
+{extra}
+{vs}
+[scales.smoke]
+axes = {axes}
+repeat = {repeat}
+warmup = 0
+budget_s = {budget_s}
+''')
+    return path
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory, data_dir_or_none):
+    """One smoke run of every experiment file, shared by the checks below."""
+    results = tmp_path_factory.mktemp("results")
+    t0 = time.monotonic()
+    proc = runner(results, "--scale", "smoke", data_dir=data_dir_or_none)
+    return results, proc, time.monotonic() - t0
+
+
+@pytest.fixture(scope="module")
+def data_dir_or_none():
+    d = os.environ.get("DATA_DIR")
+    return d if d and Path(d).is_dir() else None
+
+
+def test_smoke_run_produces_well_formed_rows(smoke):
+    results, proc, seconds = smoke
+    assert proc.returncode == 0, proc.stderr
+    assert seconds < 120, f"SCALE=smoke must stay under 2 minutes, took {seconds:.0f} s"
+    rows = rows_of(results)
+    assert rows and list(rows[0].keys()) == run.FIELDS
+    experiments = {p.stem for p in (REPO_ROOT / "experiments").glob("*.toml")}
+    assert {r["experiment"] for r in rows} == experiments
+    for r in rows:
+        assert r["status"] in STATUSES, r
+        assert r["scale"] == "smoke" and r["host_cpu"] and r["timestamp"]
+        if r["status"] == "ok":
+            for key in ("total_s", "assign_s", "update_s", "h2d_s", "d2h_s", "load_s", "sse"):
+                assert math.isfinite(float(r[key])) and float(r[key]) >= 0, (key, r)
+            assert int(r["iterations"]) >= 1 and int(r["repetition"]) >= 1
+            for key in ("compiler", "flags", "git_commit", "threads", "where", "command", "n", "d", "k"):
+                assert r[key] != "", (key, r)
+            assert r["program"] in r["where"] or r["program"] in ("seq", "omp") or "GPU" in r["where"]
+        else:
+            assert r["reason"], r
+        if r["program"] == "gpu" and r["status"] == "ok":
+            assert r["gpu"] != "none" and r["where"].startswith("GPU"), "host times reported as GPU times"
+    # one row per timed repetition
+    for (exp, config, variant), group in group_rows(rows).items():
+        if group[0]["status"] == "ok":
+            want = spec.load_experiment(REPO_ROOT / "experiments" / f"{exp}.toml")["scales"]["smoke"]["repeat"]
+            assert sorted(int(r["repetition"]) for r in group) == list(range(1, want + 1))
+
+
+def group_rows(rows):
+    out = {}
+    for r in rows:
+        out.setdefault((r["experiment"], r["config"], r["variant"]), []).append(r)
+    return out
+
+
+def test_smoke_run_without_gpu_marks_gpu_na(smoke):
+    results, proc, _ = smoke
+    gpu_rows = [r for r in rows_of(results) if r["program"] == "gpu"]
+    assert gpu_rows
+    if all(r["status"] == "no-device" for r in gpu_rows):
+        assert "n/a (no GPU)" in proc.stdout
+        assert "n/a (no GPU)" in (results / "smoke" / "tables" / "course_fig3.md").read_text()
+
+
+def test_smoke_run_writes_tables(smoke):
+    results, proc, _ = smoke
+    tdir = results / "smoke" / "tables"
+    for stem in ("course_fig3", "course_fig4", "cao_kmeans_total_cost", "cao_kmeans_gc_g2m", "cao_kmeans_cost_vs_d"):
+        md, tex = (tdir / f"{stem}.md").read_text(), (tdir / f"{stem}.tex").read_text()
+        assert md.startswith("### ") and "|---|" in md
+        assert "\\begin{tabular}" in tex and "\\bottomrule" in tex
+    assert "Course report, Figure 3" in proc.stdout  # tables printed at the end
+    assert "summary:" in proc.stdout
+
+
+def test_rerun_resumes_without_duplicates(smoke):
+    results, _, _ = smoke
+    before = rows_of(results)
+    proc = runner(results, "--scale", "smoke")
+    assert proc.returncode == 0, proc.stderr
+    assert "nothing to run" in proc.stdout
+    assert rows_of(results) == before
+    keys = [(r["experiment"], r["config"], r["variant"], r["repetition"]) for r in before]
+    assert len(keys) == len(set(keys))
+
+
+def test_failures_and_timeouts_are_recorded_and_the_suite_goes_on(tmp_path):
+    exp = write_experiment(tmp_path / "bad.toml", ["kmeans", "{input}", "-k", "{k}"],
+                           "{ n = [100], k = [0, 5] }", variants=("seq", "omp"))
+    slow = write_experiment(tmp_path / "slow.toml", ["kmeans", "{input}", "-k", "64", "--iterations", "100000"],
+                            "{ n = [200000, 400000, 800000] }", budget_s=0.5)
+    proc = runner(tmp_path / "res", "--scale", "smoke", "--experiment", exp, "--experiment", slow)
+    assert proc.returncode == 0, proc.stderr
+    by_config = group_rows(rows_of(tmp_path / "res"))
+    assert by_config[("bad", "k=0,n=100", "seq")][0]["status"] == "failed"
+    assert "-k" in by_config[("bad", "k=0,n=100", "seq")][0]["reason"]
+    assert by_config[("bad", "k=5,n=100", "seq")][0]["status"] == "ok"  # went on after the failure
+    assert by_config[("slow", "n=200000", "seq")][0]["status"] == "timeout"
+    for n in (400000, 800000):  # larger than a case that exceeded the budget: skipped, not run
+        row = by_config[("slow", f"n={n}", "seq")][0]
+        assert row["status"] == "skipped-budget" and "n=200000" in row["reason"]
+    assert "timeout" in proc.stdout and "failed" in proc.stdout
+    table = (tmp_path / "res" / "smoke" / "tables" / "slow.md").read_text()
+    assert "| seq | - | - | - |" in table
+    # --retry-failed runs the failed ones again, and only those
+    proc = runner(tmp_path / "res", "--scale", "smoke", "--experiment", exp, "--retry-failed")
+    assert proc.returncode == 0
+    assert len([r for r in rows_of(tmp_path / "res") if r["experiment"] == "bad" and r["status"] == "failed"]) == 2
+
+
+def test_ctrl_c_leaves_a_valid_resumable_csv(tmp_path):
+    exp = write_experiment(tmp_path / "long.toml", ["kmeans", "{input}", "-k", "8", "--iterations", "{it}"],
+                           "{ n = [2000], it = [1, 2, 3, 400000, 5] }", budget_s=60)
+    cmd = [sys.executable, str(RUNNER), "--bin", str(bin_dir()), "--results", str(tmp_path / "res"),
+           "--scale", "smoke", "--experiment", str(exp)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT)
+    csv_path = tmp_path / "res" / "smoke" / "results.csv"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (csv_path.exists() and len(rows_of(tmp_path / "res")) >= 3):
+        time.sleep(0.05)
+    time.sleep(0.3)  # now inside the long run
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in out
+    rows = rows_of(tmp_path / "res")
+    assert [r["config"] for r in rows] == ["it=1,n=2000", "it=2,n=2000", "it=3,n=2000"]
+    assert not list((tmp_path / "res" / "smoke").glob("*.tmp"))
+    exp.write_text(exp.read_text().replace("400000", "4"))  # resume with a shorter middle run
+    proc = runner(tmp_path / "res", "--scale", "smoke", "--experiment", exp)
+    assert proc.returncode == 0 and "3 already" in proc.stdout
+    assert len(rows_of(tmp_path / "res")) == 5
+
+
+def test_table_generator_reproduces_the_checked_in_table():
+    exp = spec.load_experiment(TEST_DATA / "fixed_experiment.toml")
+    rows = run.read_rows(TEST_DATA / "fixed_results.csv")
+    (stem, md, tex), = tables.render(exp, rows, "smoke")
+    assert md == (TEST_DATA / "expected_fixed_experiment.md").read_text()
+    assert "22.22" in tex and "n/a (no GPU)" in tex
+
+
+def test_bad_experiment_file_is_a_clear_error(tmp_path):
+    bad = tmp_path / "broken.toml"
+    bad.write_text('title = "x"\ncommand = [\n')
+    proc = runner(tmp_path / "res", "--scale", "smoke", "--experiment", bad)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("run.py: error:") and len(proc.stderr.strip().splitlines()) == 1
+    proc = runner(tmp_path / "res", "--scale", "smoke", "--only", "no_such_experiment")
+    assert proc.returncode == 2 and "no_such_experiment" in proc.stderr
