@@ -109,14 +109,15 @@ experiments: toolchain
 	@$(MAKE) --no-print-directory plots
 
 paper-deps:
-	@variants/install-toolchain.sh --paper "$(TOOLCHAIN_DIR)"
+	@variants/install-toolchain.sh --plots --paper "$(TOOLCHAIN_DIR)"
 
 # Figures (PNG and SVG) from $(RESULTS)/$(SCALE)/results.csv into $(RESULTS)/$(SCALE)/plots.
-plots: paper-deps
+plots:
+	@variants/install-toolchain.sh --plots "$(TOOLCHAIN_DIR)"
 	@$(PYTHON) plots/plot.py --results "$(RESULTS)" --scale $(SCALE)
 
 # paper/paper.pdf from the generated tables and figures (after `make experiments`).
-paper: plots
+paper: paper-deps plots
 	@paper/build.sh "$(RESULTS)" $(SCALE)
 
 # The tables again from $(RESULTS)/$(SCALE)/results.csv, without running anything.

@@ -1,29 +1,30 @@
 #!/usr/bin/env bash
 # install-toolchain.sh - install what pragmaclust builds with, idempotently, on Debian 12.
 #
-# Usage: variants/install-toolchain.sh [--tests] [--paper] TOOLCHAIN_DIR
+# Usage: variants/install-toolchain.sh [--tests] [--plots] [--paper] TOOLCHAIN_DIR
 #   Installs clang-19 and libomp-19-dev (which carries libomptarget and the NVPTX device
 #   runtime) from Debian main, and lays out in TOOLCHAIN_DIR/cuda-11.8 a minimal CUDA tree
 #   (ptxas, nvlink, fatbinary, libdevice) taken from Debian non-free's nvidia-cuda-toolkit
 #   11.8. Why 11.8: ptxas >= 12.8 writes cubins in a new ELF ABI that libomptarget 19
 #   rejects, so the program would silently run on the host (see README, "Toolchain").
 #   With --tests it also installs what `make test` needs (NumPy, scikit-learn, pytest,
-#   gnuplot, the sanitizer runtime); with --paper what `make plots paper` need (gnuplot,
-#   a LaTeX distribution, pdftoppm).
+#   gnuplot, the sanitizer runtime); with --plots gnuplot for `make plots`; with --paper
+#   a LaTeX distribution and pdftoppm for `make paper`.
 #   The system's apt sources are not modified: non-free is read through a private list.
 # Exit status: 0 when everything is present afterwards, non-zero with a message otherwise.
 set -euo pipefail
 
-want_tests=0 want_paper=0
+want_tests=0 want_plots=0 want_paper=0
 while [[ "${1:-}" == --* ]]; do
   case "$1" in
     --tests) want_tests=1 ;;
+    --plots) want_plots=1 ;;
     --paper) want_paper=1 ;;
     *) echo "install-toolchain: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
-toolchain_dir=${1:?usage: install-toolchain.sh [--tests] [--paper] TOOLCHAIN_DIR}
+toolchain_dir=${1:?usage: install-toolchain.sh [--tests] [--plots] [--paper] TOOLCHAIN_DIR}
 cuda_dir="$toolchain_dir/cuda-11.8"
 
 die() { echo "install-toolchain: $*" >&2; exit 1; }
@@ -31,9 +32,9 @@ as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 
 apt_packages=(clang-19 clang-tools-19 libomp-19-dev llvm-19 binutils python3 xz-utils)
 if (( want_tests )); then apt_packages+=(python3-numpy python3-sklearn python3-pytest libclang-rt-19-dev gnuplot-nox); fi
+if (( want_plots )); then apt_packages+=(gnuplot-nox); fi
 if (( want_paper )); then
-  apt_packages+=(gnuplot-nox texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended
-                 poppler-utils)
+  apt_packages+=(texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended poppler-utils)
 fi
 
 missing=()
