@@ -186,7 +186,7 @@ class Context:
     def __init__(self, args, scale_dir):
         self.bin_dir = Path(args.bin)
         self.data_dir = str(Path(args.data_dir).resolve())
-        self.work_dir = str((scale_dir / "data").resolve())
+        self.work_dir = str((scale_dir.parent / "cache").resolve())  # generated inputs, shared by the scales
         self.cpu = host_cpu()
         self.gpu_problem = self.probe_gpu()
 
