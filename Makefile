@@ -10,7 +10,8 @@ OPT           ?= -O3
 PYTHON        ?= /usr/bin/python3   # Debian's, with numpy and scikit-learn (tests)
 SCALE         ?= default        # experiments: smoke (2 minutes) | default (minutes with a GPU) | paper (the papers' grids)
 RESULTS       ?= results        # where experiments write results/<scale>/{results.csv,tables/}
-DATA_DIR      ?= $(firstword $(wildcard ../shared/datasets) data)   # real data sets (make datasets)
+DATA_DIR      ?= data           # real data sets: `make datasets` downloads them here
+DATASETS      ?=                # names for `make datasets` (comma-separated; empty = all)
 
 VARIANT       := $(strip $(VARIANT))
 TOOLCHAIN     := $(strip $(TOOLCHAIN))
@@ -22,6 +23,7 @@ PYTHON        := $(strip $(PYTHON))
 SCALE         := $(strip $(SCALE))
 RESULTS       := $(strip $(RESULTS))
 DATA_DIR      := $(strip $(DATA_DIR))
+DATASETS      := $(strip $(DATASETS))
 
 include variants/$(TOOLCHAIN).mk
 
@@ -35,7 +37,8 @@ BASE_CFLAGS := -std=gnu11 $(OPT) -march=$(HOST_ARCH) $(WARNINGS) -Icommon -Ialgo
 SOURCES := $(wildcard common/*.c) $(wildcard algorithms/*.c)
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 
-.PHONY: all build info toolchain test test-deps paper-deps bundle bench experiments tables plots paper clean distclean
+.PHONY: all build info toolchain test test-deps paper-deps bundle bench experiments tables plots paper datasets \
+        datasets-verify clean distclean
 all: build
 build: $(foreach v,$(VARIANTS),bin/pragmaclust-$(v))
 
@@ -119,6 +122,13 @@ plots:
 # paper/paper.pdf from the generated tables and figures (after `make experiments`).
 paper: paper-deps plots
 	@paper/build.sh "$(RESULTS)" $(SCALE)
+
+# Downloads, cleans and checks the real data sets into DATA_DIR (those already there and intact
+# are skipped); see experiments/datasets.py for the sources and checksums.
+datasets:
+	@$(PYTHON) experiments/datasets.py --data-dir "$(DATA_DIR)" $(if $(DATASETS),--only $(DATASETS))
+datasets-verify:
+	@$(PYTHON) experiments/datasets.py --data-dir "$(DATA_DIR)" --verify $(if $(DATASETS),--only $(DATASETS))
 
 # The tables again from $(RESULTS)/$(SCALE)/results.csv, without running anything.
 tables:
