@@ -181,11 +181,13 @@ def markdown(title, header, body, notes):
     return "\n".join(lines) + "\n"
 
 
+LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                 "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"}
+
+
 def latex_escape(s):
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
-                 ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
-        s = s.replace(a, b)
-    return s
+    """s as LaTeX text: special characters escaped, "--" kept as two hyphens."""
+    return "".join(LATEX_SPECIAL.get(ch, ch) for ch in s).replace("--", "-{}-")
 
 
 def latex(title, header, body, notes):

@@ -1,0 +1,163 @@
+"""The figure generator (plots/plot.py): PNG and SVG figures from a results CSV.
+
+It must draw valid PNG and SVG files from the fixed CSV of the table test, leave out (not
+draw, not estimate) every point whose run is not ok and say so on the figure, skip a figure
+without any ok point, and stop with exit status 2 and one line when the CSV is missing.
+Needs gnuplot (skipped otherwise); no pragmaclust program is run.
+"""
+import csv
+import json
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from helpers import REPO_ROOT
+
+PLOT = REPO_ROOT / "plots" / "plot.py"
+TEST_DATA = Path(__file__).resolve().parent / "data"
+FIXED_EXPERIMENT = TEST_DATA / "fixed_experiment.toml"
+sys.path.insert(0, str(REPO_ROOT / "experiments"))
+import run  # noqa: E402
+import spec  # noqa: E402
+
+pytestmark = pytest.mark.skipif(shutil.which("gnuplot") is None,
+                                reason="gnuplot is not installed (make plots installs gnuplot-nox)")
+
+
+def plot(results, *args, scale="smoke"):
+    return subprocess.run([sys.executable, str(PLOT), "--results", str(results), "--scale", scale, *map(str, args)],
+                          capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
+
+
+def results_with(tmp_path, rows_or_file, scale="smoke"):
+    """A results folder whose SCALE/results.csv is the given file or rows."""
+    csv_path = tmp_path / "RESULTS" / scale / "results.csv"
+    csv_path.parent.mkdir(parents=True)
+    if isinstance(rows_or_file, Path):
+        shutil.copy(rows_or_file, csv_path)
+    else:
+        run.write_rows_atomically(csv_path, rows_or_file)
+    return tmp_path / "RESULTS"
+
+
+def assert_png(path):
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    assert len(data) > 1000
+
+
+def svg_root(path):
+    root = ET.parse(path).getroot()
+    assert root.tag.endswith("svg"), f"{path}: root element {root.tag}"
+    return root
+
+
+def svg_text(path):
+    """All text drawn in the SVG (titles, labels, key, notes)."""
+    return " ".join(t.strip() for t in svg_root(path).itertext() if t.strip())
+
+
+def dat_blocks(path):
+    """{block comment: [rows of floats]} of a figure's .dat file."""
+    blocks, current = {}, None
+    for line in path.read_text().splitlines()[2:]:
+        if line.startswith("# "):
+            current = blocks.setdefault(line[2:], [])
+        elif line.strip() and current is not None:
+            current.append([float(v) for v in line.split()])
+    return blocks
+
+
+def test_fixed_csv_draws_png_and_svg(tmp_path):
+    results = results_with(tmp_path, TEST_DATA / "fixed_results.csv")
+    p = plot(results, "--experiment", FIXED_EXPERIMENT)
+    assert p.returncode == 0, p.stderr
+    out = results / "smoke" / "plots"
+    png, svg = out / "fixed_experiment_speedup_k10.png", out / "fixed_experiment_speedup_k10.svg"
+    assert_png(png)
+    svg_root(svg)
+    assert f"wrote {out / 'fixed_experiment_speedup_k10'}" in p.stdout
+    # written under temporary names and renamed: nothing else is left in the folder
+    assert sorted(f.name for f in out.iterdir()) == ["data", png.name, svg.name]
+
+
+def test_non_ok_points_are_left_out_and_named(tmp_path):
+    """n=10000: seq timed out (no speedup for omp), gpu had no device: neither is drawn."""
+    results = results_with(tmp_path, TEST_DATA / "fixed_results.csv")
+    p = plot(results, "--experiment", FIXED_EXPERIMENT)
+    assert p.returncode == 0, p.stderr
+    out = results / "smoke" / "plots"
+    blocks = dat_blocks(out / "data" / "fixed_experiment_speedup_k10.dat")
+    # medians: seq 0.2 s, omp 0.05 s, gpu 0.009 s at n=1000 (the table test's 4.00 and 22.22)
+    assert blocks["omp, d=10"] == [[1000, pytest.approx(4.0)]]
+    assert blocks["gpu, d=10"] == [[1000, pytest.approx(0.2 / 0.009, rel=1e-5)]]
+    text = svg_text(out / "fixed_experiment_speedup_k10.svg")
+    assert "n/a (no GPU)" in text
+    assert "over the 20 s budget" in text and "n=10k" in text
+
+
+def test_missing_csv_exit_2_one_line(tmp_path):
+    p = plot(tmp_path / "nothing-here")
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "results.csv" in lines[0] and "make experiments" in lines[0]
+    assert not (tmp_path / "nothing-here").exists()
+
+
+def test_figure_without_ok_point_is_skipped_and_stale_copy_removed(tmp_path):
+    with open(TEST_DATA / "fixed_results.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    results = results_with(tmp_path, rows)
+    assert plot(results, "--experiment", FIXED_EXPERIMENT).returncode == 0
+    out = results / "smoke" / "plots"
+    assert (out / "fixed_experiment_speedup_k10.png").exists()
+    # now every run failed: the old figure must not survive as if it were current
+    for r in rows:
+        if r["status"] == "ok":
+            r.update(status="failed", reason="exit status 1", iterations="", total_s="")
+    run.write_rows_atomically(results / "smoke" / "results.csv", rows)
+    p = plot(results, "--experiment", FIXED_EXPERIMENT)
+    assert p.returncode == 0, p.stderr
+    assert "skipped fixed_experiment_speedup_k10" in p.stdout
+    assert not (out / "fixed_experiment_speedup_k10.png").exists()
+    assert not (out / "fixed_experiment_speedup_k10.svg").exists()
+
+
+def fake_cao_rows(exp, scale, gpu_l_status="ok"):
+    """Rows for the real cao_kmeans grid: every variant ok except GPU-L (gpu_l_status)."""
+    rows = []
+    for p in spec.configurations(exp, scale):
+        for v in exp["variants"]:
+            base = dict(experiment=exp["name"], scale=scale, config=spec.config_id(p), variant=v["name"],
+                        program=v["program"], params=json.dumps(p, sort_keys=True), n=p["n"], d=p["d"], k=p["k"])
+            if v["name"] == "GPU-L" and gpu_l_status != "ok":
+                rows.append(dict(base, status=gpu_l_status, reason="no GPU"))
+                continue
+            speed = {"seq": 1.0, "omp": 0.2, "gpu": 0.01}[v["program"]]
+            total = p["n"] * p["d"] * p["k"] * 1e-8 * speed
+            for rep in (1, 2):
+                rows.append(dict(base, status="ok", repetition=rep, iterations=20, converged=1, sse=1.0, load_s=0.001,
+                                 total_s=total, h2d_s=total * 0.1, assign_s=total * 0.6, update_s=total * 0.25,
+                                 d2h_s=total * 0.05))
+    return rows
+
+
+def test_real_cao_experiment_figures(tmp_path):
+    exp = spec.load_experiment(REPO_ROOT / "experiments" / "cao_kmeans.toml")
+    results = results_with(tmp_path, fake_cao_rows(exp, "smoke", gpu_l_status="no-device"))
+    p = plot(results, "--only", "cao_kmeans")
+    assert p.returncode == 0, p.stderr
+    out = results / "smoke" / "plots"
+    for t in exp["tables"]:
+        stem = f"cao_kmeans_{t['name']}" + ("_phases" if "," in t["metric"] else "")
+        assert_png(out / f"{stem}.png")
+        svg_root(out / f"{stem}.svg")
+        assert "GPU-L" in svg_text(out / f"{stem}.svg")   # named as n/a, never drawn
+        if "," not in t["metric"]:
+            blocks = dat_blocks(out / "data" / f"{stem}.dat")
+            assert "GPU-L" not in blocks and blocks["GPU-C"]
+    assert "n/a (no GPU)" in svg_text(out / "cao_kmeans_gc_g2m_phases.svg")
