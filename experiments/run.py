@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tables  # noqa: E402
-from spec import ExperimentError, config_id, configurations, fill, load_experiment  # noqa: E402
+from spec import ExperimentError, config_id, configurations, fill, select_experiments  # noqa: E402
 
 EXPERIMENTS_DIR = Path(__file__).resolve().parent
 SCALES = ("smoke", "default", "paper")
@@ -214,14 +214,7 @@ def fmt_duration(s):
 def run_suite(args):
     scale_dir = Path(args.results) / args.scale
     csv_path = scale_dir / "results.csv"
-    exps = [load_experiment(p) for p in sorted(EXPERIMENTS_DIR.glob("*.toml"))] if not args.experiments else \
-        [load_experiment(p) for p in args.experiments]
-    if args.only:
-        wanted = set(args.only.split(","))
-        unknown = wanted - {e["name"] for e in exps}
-        if unknown:
-            raise ExperimentError(f"--only: no experiment named {', '.join(sorted(unknown))}")
-        exps = [e for e in exps if e["name"] in wanted]
+    exps = select_experiments(args.experiments or sorted(EXPERIMENTS_DIR.glob("*.toml")), args.only)
     rows = read_rows(csv_path)
     if args.retry_failed:
         rows = [r for r in rows if r["status"] in ("ok", "missing-data", "no-device")]
@@ -294,7 +287,7 @@ def main():
     args = ap.parse_args()
     try:
         if args.tables_only:
-            exps = [load_experiment(p) for p in (args.experiments or sorted(EXPERIMENTS_DIR.glob("*.toml")))]
+            exps = select_experiments(args.experiments or sorted(EXPERIMENTS_DIR.glob("*.toml")), args.only)
             scale_dir = Path(args.results) / args.scale
             tables.write_all(exps, read_rows(scale_dir / "results.csv"), args.scale, scale_dir / "tables", echo=True)
             return 0

@@ -65,3 +65,16 @@ def fill(template, values):
         raise ExperimentError(f"template {template!r} uses {e}, which the configuration does not set") from None
 
 
+
+
+def select_experiments(paths, only=None):
+    """Loads the experiment files `paths`; with `only` (comma-separated names) keeps those,
+    raising ExperimentError for a name that matches none."""
+    exps = [load_experiment(p) for p in paths]
+    if only:
+        wanted = set(only.split(","))
+        unknown = wanted - {e["name"] for e in exps}
+        if unknown:
+            raise ExperimentError(f"--only: no experiment named {', '.join(sorted(unknown))}")
+        exps = [e for e in exps if e["name"] in wanted]
+    return exps

@@ -147,6 +147,12 @@ def course_table(exp, rows, scale):
     return [(exp["title"], header, body, notes.items)]
 
 
+def series_configs(table, configs):
+    """The configurations one [[tables]] entry shows: those matching its `where`, by `x`."""
+    chosen = [p for p in configs if all(p.get(k) == v for k, v in table.get("where", {}).items())]
+    return sorted(chosen, key=lambda p: p[table["x"]])
+
+
 def series_tables(exp, rows, scale):
     configs = configurations(exp, scale)
     cells = cells_by_config(exp, rows, scale)
@@ -154,8 +160,7 @@ def series_tables(exp, rows, scale):
     for t in exp.get("tables", []):
         metrics = t["metric"].split(",")
         variants = t.get("variants") or [v["name"] for v in exp["variants"]]
-        chosen = [p for p in configs if all(p.get(k) == v for k, v in t.get("where", {}).items())]
-        chosen.sort(key=lambda p: p[t["x"]])
+        chosen = series_configs(t, configs)
         header = [t["x"]] + [f"{m} {v}" if len(metrics) > 1 else v for m in metrics for v in variants]
         notes, body = Notes(), []
         for p in chosen:

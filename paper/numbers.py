@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "experiments"))
 from run import read_rows  # noqa: E402
 from spec import configurations, load_experiment  # noqa: E402
-from tables import METRICS, Cell, cells_by_config, latex_escape  # noqa: E402
+from tables import Cell, cells_by_config, latex_escape  # noqa: E402
 
 NA = "n/a"
 STATUS_WORDS = {"ok": "ok", "timeout": "over the time budget", "skipped-budget": "skipped (a smaller case was over the budget)",

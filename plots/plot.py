@@ -43,8 +43,8 @@ PLOTS_DIR = Path(__file__).resolve().parent
 EXPERIMENTS_DIR = PLOTS_DIR.parent / "experiments"
 sys.path.insert(0, str(EXPERIMENTS_DIR))
 from run import SCALES, read_rows  # noqa: E402
-from spec import ExperimentError, configurations, load_experiment  # noqa: E402
-from tables import CELL_FOR_STATUS, METRICS, Cell, cells_by_config  # noqa: E402
+from spec import ExperimentError, configurations, select_experiments  # noqa: E402
+from tables import CELL_FOR_STATUS, METRICS, Cell, cells_by_config, series_configs  # noqa: E402
 
 # Okabe-Ito colours (distinguishable with the common colour-vision deficiencies).
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000", "#F0E442"]
@@ -318,8 +318,7 @@ def series_figures(exp, rows, scale):
         metrics = t["metric"].split(",")
         variants = t.get("variants") or [v["name"] for v in exp["variants"]]
         all_variants = [v["name"] for v in exp["variants"]]
-        chosen = [p for p in configs if all(p.get(k) == v for k, v in t.get("where", {}).items())]
-        chosen.sort(key=lambda p: p[t["x"]])
+        chosen = series_configs(t, configs)
         x = t["x"]
         title = f"{t['caption']}"
         left = LeftOut()
@@ -457,13 +456,7 @@ def main():
     if not csv_path.is_file():
         return fail(f"{csv_path} not found: run `make experiments SCALE={args.scale}` first")
     try:
-        exps = [load_experiment(p) for p in (args.experiments or sorted(EXPERIMENTS_DIR.glob("*.toml")))]
-        if args.only:
-            wanted = set(args.only.split(","))
-            unknown = wanted - {e["name"] for e in exps}
-            if unknown:
-                raise ExperimentError(f"--only: no experiment named {', '.join(sorted(unknown))}")
-            exps = [e for e in exps if e["name"] in wanted]
+        exps = select_experiments(args.experiments or sorted(EXPERIMENTS_DIR.glob("*.toml")), args.only)
         rows = read_rows(csv_path)
         figs = [f for e in exps if args.scale in e["scales"] for f in figures_of(e, rows, args.scale)]
     except (ExperimentError, KeyError, ValueError) as e:

@@ -5,12 +5,11 @@ and the report.
 Every variant is run on this GPU-less machine; the gpu one with --allow-host (conftest.py).
 """
 import json
-import math
 
 import numpy as np
 import pytest
 
-from helpers import f32, load_labels, load_matrix, load_report, run, write_points
+from helpers import f32, load_labels, load_matrix, load_report, write_points
 from reference import lloyd, sq_distances
 
 # ---- helpers ---------------------------------------------------------------------------
