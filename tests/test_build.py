@@ -1,0 +1,53 @@
+"""The build switch: the toolchain check refuses device images the runtime would reject, the
+seq program links no OpenMP runtime, and `make info` reports every variant."""
+import shutil
+import subprocess
+
+import pytest
+
+from helpers import REPO_ROOT, bin_dir
+
+CHECK = REPO_ROOT / "variants" / "check-toolchain.sh"
+LLVM_LIB = "/usr/lib/llvm-19/lib"
+
+
+def fake_cuda(tmp_path, release):
+    (tmp_path / "bin").mkdir(parents=True)
+    ptxas = tmp_path / "bin" / "ptxas"
+    ptxas.write_text(f"#!/bin/sh\necho 'ptxas: NVIDIA (R) Ptx optimizing assembler'\necho 'Cuda compilation tools, release {release}, V{release}.0'\n")
+    ptxas.chmod(0o755)
+    return tmp_path
+
+
+@pytest.mark.skipif(not shutil.which("clang-19"), reason="clang-19 not installed (make toolchain)")
+@pytest.mark.parametrize("release,ok", [("13.0", False), ("12.8", False), ("12.4", True), ("11.8", True)])
+def test_toolchain_check_refuses_new_ptxas_with_llvm19(tmp_path, release, ok):
+    cuda = fake_cuda(tmp_path, release)
+    proc = subprocess.run(["bash", str(CHECK), "clang-19", str(cuda), LLVM_LIB, "sm_90"], capture_output=True, text=True)
+    if ok:
+        assert proc.returncode == 0, proc.stderr
+    else:
+        assert proc.returncode == 1
+        assert "rejects" in proc.stderr and "make toolchain" in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_toolchain_check_names_a_missing_ptxas(tmp_path):
+    proc = subprocess.run(["bash", str(CHECK), "clang-19", str(tmp_path), LLVM_LIB, "sm_90"], capture_output=True, text=True)
+    assert proc.returncode == 1 and "ptxas" in proc.stderr
+
+
+def test_seq_program_links_no_openmp_runtime():
+    out = subprocess.run(["ldd", str(bin_dir() / "pragmaclust-seq")], capture_output=True, text=True).stdout
+    assert "libomp" not in out and "libgomp" not in out
+    for variant in ("omp", "gpu"):
+        path = bin_dir() / f"pragmaclust-{variant}"
+        if path.exists():
+            assert "libomp" in subprocess.run(["ldd", str(path)], capture_output=True, text=True).stdout
+
+
+def test_make_info_lists_each_variant():
+    out = subprocess.run(["make", "-s", "info"], capture_output=True, text=True, cwd=REPO_ROOT).stdout
+    for variant, define in (("seq", "-DPC_VARIANT_SEQ"), ("omp", "-DPC_VARIANT_OMP"), ("gpu", "-DPC_VARIANT_GPU")):
+        assert f"[{variant}]" in out and define in out
+    assert "--offload-arch=sm_90" in out and "-fopenmp" in out
