@@ -163,14 +163,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
     pc_json_str(&j, "program", "pragmaclust");
     pc_json_str(&j, "subcommand", "kmeans");
     pc_json_build(&j);
-    pc_json_object(&j, "device");
-    pc_json_bool(&j, "offloading", dev.offloading);
-    pc_json_bool(&j, "host_fallback", dev.host_fallback);
-    pc_json_str(&j, "name", dev.name);
-    pc_json_str(&j, "where", dev.where);
-    pc_json_num(&j, "init_s", dev.init_s);
-    pc_json_end_object(&j);
-    pc_json_int(&j, "threads", dev.threads);
+    pc_json_device(&j, &dev);
     pc_json_str(&j, "input", c.input);
     pc_json_bool(&j, "generated", generated);
     pc_json_int(&j, "n", (long long)n);

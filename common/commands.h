@@ -3,6 +3,7 @@
 #define PC_COMMANDS_H
 
 int pc_cmd_kmeans(int argc, char **argv);
+int pc_cmd_dbscan(int argc, char **argv);
 int pc_cmd_info(int argc, char **argv);
 int pc_cmd_generate(int argc, char **argv);
 

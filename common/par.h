@@ -14,6 +14,8 @@
  *   GPU_ONLY(c)           (nothing)  (nothing)                  c   (clauses only a target region takes)
  *   HOST_ONLY(c)          (nothing)  c                          (nothing)
  *   GPU_ATOMIC            (nothing)  (nothing)                  omp atomic update
+ *   PAR_ATOMIC            (nothing)  omp atomic update          omp atomic update
+ *   PAR_ATOMIC_CAPTURE    (nothing)  omp atomic capture         omp atomic capture
  *   DEV_ENTER(c)          (nothing)  (nothing)                  omp target enter data c
  *   DEV_UPDATE(c)         (nothing)  (nothing)                  omp target update c
  *   DEV_EXIT(c)           (nothing)  (nothing)                  omp target exit data c
@@ -26,6 +28,9 @@
  *  - On the CPU variants a loop that accumulates into shared arrays uses an OpenMP
  *    reduction (HOST_ONLY(reduction(...))); on the GPU the same loop uses GPU_ATOMIC.
  *  - Functions called inside PAR_FOR loops sit between DEV_FUNCS_BEGIN and DEV_FUNCS_END.
+ *  - PAR_ATOMIC(_CAPTURE) marks an update that several iterations of a PAR_FOR loop may make
+ *    to one location in every parallel variant; GPU_ATOMIC one that only the GPU shares
+ *    (the CPU variants privatise it with a reduction instead).
  */
 #ifndef PC_PAR_H
 #define PC_PAR_H
@@ -44,6 +49,8 @@
 #define GPU_ONLY(...)
 #define HOST_ONLY(...)
 #define GPU_ATOMIC
+#define PAR_ATOMIC
+#define PAR_ATOMIC_CAPTURE
 #define DEV_ENTER(...)
 #define DEV_UPDATE(...)
 #define DEV_EXIT(...)
@@ -58,6 +65,8 @@
 #define GPU_ONLY(...)
 #define HOST_ONLY(...) __VA_ARGS__
 #define GPU_ATOMIC
+#define PAR_ATOMIC PC_PRAGMA(omp atomic update)
+#define PAR_ATOMIC_CAPTURE PC_PRAGMA(omp atomic capture)
 #define DEV_ENTER(...)
 #define DEV_UPDATE(...)
 #define DEV_EXIT(...)
@@ -72,6 +81,8 @@
 #define GPU_ONLY(...) __VA_ARGS__
 #define HOST_ONLY(...)
 #define GPU_ATOMIC PC_PRAGMA(omp atomic update)
+#define PAR_ATOMIC PC_PRAGMA(omp atomic update)
+#define PAR_ATOMIC_CAPTURE PC_PRAGMA(omp atomic capture)
 #define DEV_ENTER(...) PC_PRAGMA(omp target enter data __VA_ARGS__)
 #define DEV_UPDATE(...) PC_PRAGMA(omp target update __VA_ARGS__)
 #define DEV_EXIT(...) PC_PRAGMA(omp target exit data __VA_ARGS__)

@@ -123,3 +123,14 @@ void pc_json_build(pc_json *j) {
   pc_json_str(j, "flags", pc_build_flags());
   pc_json_str(j, "git_commit", pc_build_commit());
 }
+
+void pc_json_device(pc_json *j, const pc_device_info *dev) {
+  pc_json_object(j, "device");
+  pc_json_bool(j, "offloading", dev->offloading);
+  pc_json_bool(j, "host_fallback", dev->host_fallback);
+  pc_json_str(j, "name", dev->name);
+  pc_json_str(j, "where", dev->where);
+  pc_json_num(j, "init_s", dev->init_s);
+  pc_json_end_object(j);
+  pc_json_int(j, "threads", dev->threads);
+}

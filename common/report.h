@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "device.h"
 #include "util.h"
 
 typedef struct {
@@ -38,5 +39,7 @@ const char *pc_build_flags(void);
 const char *pc_build_commit(void);
 /* Adds "variant", "compiler", "flags", "git_commit" to j. */
 void pc_json_build(pc_json *j);
+/* Adds "device": {offloading, host_fallback, name, where, init_s} and "threads" to j. */
+void pc_json_device(pc_json *j, const pc_device_info *dev);
 
 #endif

@@ -1,0 +1,47 @@
+/*
+ * dbscan.h - DBSCAN with a result identical to sequential DBSCAN, one source for the seq,
+ * omp and gpu variants.
+ *
+ * Semantics (Ester et al.; CUDA-DClust's paper, 002_cf90728d36e2b88f.txt, section 2):
+ * the eps-neighbourhood of p is every q with ||p - q|| <= eps (Euclidean, computed in double),
+ * p itself included; p is a core point when its neighbourhood has at least min_pts points.
+ * Clusters are the connected components of core points under "within eps". Cluster ids are
+ * numbered by each cluster's smallest point index (0, 1, ...). A non-core point with core
+ * neighbours is a border point and joins the smallest cluster id among them; any other point is
+ * noise (-1). These are exactly the labels of scikit-learn's DBSCAN, whose cluster expansion
+ * runs in index order.
+ */
+#ifndef DB_DBSCAN_H
+#define DB_DBSCAN_H
+
+#include <stddef.h>
+
+/* Neighbour search: every pair (no index, as CUDA-DClust), or a uniform grid of cell side eps
+ * whose cells are hashed into buckets (3^d cells are searched per point, so d is limited). */
+typedef enum { DB_INDEX_NONE, DB_INDEX_GRID } db_index_kind;
+#define DB_GRID_MAX_DIM 8
+
+typedef enum { DB_PHASE_H2D, DB_PHASE_INDEX, DB_PHASE_CORE, DB_PHASE_UNION, DB_PHASE_LABEL, DB_PHASE_D2H, DB_NPHASES } db_phase;
+extern const char *const db_phase_names[DB_NPHASES];
+
+typedef struct {
+  double eps;      /* > 0 */
+  int min_pts;     /* >= 1 */
+  db_index_kind index;
+} db_params;
+
+typedef struct {
+  long clusters, core, border, noise;
+  double phase_s[DB_NPHASES];
+  double total_s;
+} db_result;
+
+/*
+ * Clusters n points of dimension d (row-major x). labels[0..n) receives the cluster ids (-1 for
+ * noise); is_core, if not NULL, receives 1 for core points. Returns 0, or -1 with a pc_fail
+ * message (d beyond DB_GRID_MAX_DIM with the grid index, sizes that cannot be allocated).
+ */
+int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int *labels, unsigned char *is_core,
+               db_result *result);
+
+#endif

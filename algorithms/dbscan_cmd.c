@@ -1,0 +1,149 @@
+/*
+ * dbscan_cmd.c - the `dbscan` subcommand: options, input, timing protocol (warm-up runs
+ * excluded, repetitions summarised by median/min/max), labels and the JSON report.
+ */
+#include "cli.h"
+#include "commands.h"
+#include "data.h"
+#include "dbscan.h"
+#include "device.h"
+#include "report.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: pragmaclust dbscan INPUT --eps E --min-pts M [options]\n"
+    "DBSCAN with the result of sequential DBSCAN: core points have at least M points (themselves\n"
+    "included) within distance E; clusters are numbered by their smallest point index; a border\n"
+    "point joins the smallest cluster id among its core neighbours; noise is -1.\n"
+    "INPUT: a text/CSV file, a .npy file, raw float32 with --shape N,D, or gen:uniform:... / gen:blobs:...\n"
+    "  --eps E              neighbourhood radius (> 0)\n"
+    "  --min-pts M          minimum neighbourhood size of a core point (>= 1)\n"
+    "  --index grid|none    neighbour search: a hashed grid of cell side E (d <= 8; the default\n"
+    "                       there) or every pair (the default for d > 8)\n"
+    "  --labels FILE        write labels (.npy -> int32 array, else one per line)\n"
+    "common options: --seed, --shape N,D, --threads T, --allow-host, --repeat R, --warmup W,\n"
+    "  --report FILE (JSON: counts of clusters, core, border and noise points, phase times), --quiet\n";
+
+enum { OPT_EPS = 2000, OPT_MIN_PTS, OPT_INDEX, OPT_LABELS };
+static const struct option own_options[] = {
+    {"eps", required_argument, NULL, OPT_EPS}, {"min-pts", required_argument, NULL, OPT_MIN_PTS},
+    {"index", required_argument, NULL, OPT_INDEX}, {"labels", required_argument, NULL, OPT_LABELS},
+    {NULL, 0, NULL, 0}};
+
+typedef struct {
+  double eps;
+  long long min_pts;
+  const char *index, *labels_path;
+} dbscan_opts;
+
+static void handle_option(int id, const char *arg, void *ctx) {
+  dbscan_opts *o = ctx;
+  switch (id) {
+    case OPT_EPS:
+      o->eps = pc_parse_real("--eps", arg, 0.0, 1e300);
+      if (!(o->eps > 0.0)) pc_die(PC_EXIT_USAGE, "option --eps: must be > 0, got '%s'", arg);
+      break;
+    case OPT_MIN_PTS: o->min_pts = pc_parse_int("--min-pts", arg, 1, 0x7fffffff); break;
+    case OPT_INDEX:
+      if (strcmp(arg, "grid") != 0 && strcmp(arg, "none") != 0)
+        pc_die(PC_EXIT_USAGE, "option --index: expected grid or none, got '%s'", arg);
+      o->index = arg;
+      break;
+    case OPT_LABELS: o->labels_path = arg; break;
+  }
+}
+
+int pc_cmd_dbscan(int argc, char **argv) {
+  dbscan_opts o = {0.0, 0, NULL, NULL};
+  pc_common_opts c;
+  pc_cli_parse("dbscan", argc, argv, own_options, "", handle_option, &o, usage, &c);
+  if (o.eps == 0.0) pc_die(PC_EXIT_USAGE, "dbscan: --eps E is required");
+  if (o.min_pts == 0) pc_die(PC_EXIT_USAGE, "dbscan: --min-pts M is required");
+
+  pc_device_info dev;
+  pc_device_init(c.allow_host, c.threads, &dev);
+  pc_points pts;
+  double load_s;
+  int generated;
+  pc_load_input(&c, &pts, &load_s, &generated);
+  const size_t n = pts.n, d = pts.d;
+  db_params params = {o.eps, (int)o.min_pts, DB_INDEX_GRID};
+  if (o.index ? !strcmp(o.index, "none") : d > DB_GRID_MAX_DIM) params.index = DB_INDEX_NONE;
+  if (params.index == DB_INDEX_GRID && d > DB_GRID_MAX_DIM)
+    pc_die(PC_EXIT_USAGE, "dbscan: the grid index supports d <= %d (this data has d = %zu); use --index none",
+           DB_GRID_MAX_DIM, d);
+  for (size_t e = 0; e < n * d; e++)
+    if (!isfinite((double)pts.x[e] / o.eps))
+      pc_die(PC_EXIT_USAGE, "dbscan: value %g divided by eps %g overflows the grid; rescale the data", (double)pts.x[e], o.eps);
+
+  int *labels = pc_xalloc(n, sizeof *labels, "labels");
+  double *totals = pc_xalloc((size_t)c.repeat, sizeof *totals, "run times");
+  double *phases[DB_NPHASES];
+  for (int p = 0; p < DB_NPHASES; p++) phases[p] = pc_xalloc((size_t)c.repeat, sizeof(double), "phase times");
+  db_result res;
+  for (int run = -c.warmup; run < c.repeat; run++) {
+    if (dbscan_run(pts.x, n, d, &params, labels, NULL, &res) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    if (run < 0) continue;
+    totals[run] = res.total_s;
+    for (int p = 0; p < DB_NPHASES; p++) phases[p][run] = res.phase_s[p];
+  }
+  if (o.labels_path && pc_write_labels(o.labels_path, labels, n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  pc_stats total = pc_stats_of(totals, (size_t)c.repeat);
+  if (c.report) {
+    pc_json j;
+    pc_json_open(&j);
+    pc_json_str(&j, "program", "pragmaclust");
+    pc_json_str(&j, "subcommand", "dbscan");
+    pc_json_build(&j);
+    pc_json_device(&j, &dev);
+    pc_json_str(&j, "input", c.input);
+    pc_json_bool(&j, "generated", generated);
+    pc_json_int(&j, "n", (long long)n);
+    pc_json_int(&j, "d", (long long)d);
+    pc_json_object(&j, "params");
+    pc_json_num(&j, "eps", o.eps);
+    pc_json_int(&j, "min_pts", o.min_pts);
+    pc_json_str(&j, "method", "union-find");
+    pc_json_str(&j, "index", params.index == DB_INDEX_GRID ? "grid" : "none");
+    pc_json_end_object(&j);
+    pc_json_int(&j, "clusters", res.clusters);
+    pc_json_int(&j, "core", res.core);
+    pc_json_int(&j, "border", res.border);
+    pc_json_int(&j, "noise", res.noise);
+    pc_json_object(&j, "timing");
+    pc_json_int(&j, "repeat", c.repeat);
+    pc_json_int(&j, "warmup", c.warmup);
+    pc_json_num(&j, "load_s", load_s);
+    pc_json_stats(&j, "total_s", total);
+    pc_json_object(&j, "phases_s");
+    for (int p = 0; p < DB_NPHASES; p++) pc_json_stats(&j, db_phase_names[p], pc_stats_of(phases[p], (size_t)c.repeat));
+    pc_json_end_object(&j);
+    pc_json_end_object(&j);
+    pc_json_array(&j, "runs");
+    for (int run = 0; run < c.repeat; run++) {
+      pc_json_object(&j, NULL);
+      pc_json_num(&j, "total_s", totals[run]);
+      for (int p = 0; p < DB_NPHASES; p++) pc_json_num(&j, db_phase_names[p], phases[p][run]);
+      pc_json_end_object(&j);
+    }
+    pc_json_end_array(&j);
+    if (pc_json_save(&j, c.report) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    pc_json_free(&j);
+  }
+  if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  if (!c.quiet)
+    fprintf(stderr, "dbscan [%s, %s]: n=%zu d=%zu eps=%g min_pts=%lld index=%s: %ld clusters, %ld core, %ld border, "
+                    "%ld noise; run %.4g s median of %d\n",
+            pc_build_variant(), dev.where, n, d, o.eps, o.min_pts, params.index == DB_INDEX_GRID ? "grid" : "none",
+            res.clusters, res.core, res.border, res.noise, total.median, c.repeat);
+  for (int p = 0; p < DB_NPHASES; p++) free(phases[p]);
+  free(totals);
+  free(labels);
+  pc_points_free(&pts);
+  return PC_EXIT_OK;
+}
