@@ -1,0 +1,175 @@
+"""DBSCAN: every variant and index against an independent brute-force reference
+(tests/dbscan_reference.py) and scikit-learn, on random, adversarial and real data, plus bad input.
+
+The result must be identical, not just equivalent: the same core points, the same cluster ids
+(numbered by each cluster's smallest index) and the same border assignment (the smallest id
+among a border point's core neighbours), which is also what scikit-learn produces.
+"""
+import json
+
+import numpy as np
+import pytest
+
+from dbscan_reference import dbscan as reference
+from helpers import load_labels, write_points
+
+INDEXES = ("grid", "none")
+
+
+def run_dbscan(binary, work, data, eps, min_pts, *extra, tag="run"):
+    labels, report = work / f"{tag}.labels.txt", work / f"{tag}.json"
+    rc, out, err = binary.run("dbscan", data, "--eps", repr(float(eps)), "--min-pts", min_pts, "--labels", labels,
+                              "--report", report, "--quiet", *extra)
+    assert rc == 0, f"{binary.name} dbscan {data} eps={eps} min_pts={min_pts} {extra}: exit {rc}\n{err}"
+    return load_labels(labels), json.loads(report.read_text())
+
+
+def check_against_reference(binary, work, x, eps, min_pts, index):
+    path = write_points(work / "x.txt", x)
+    labels, rep = run_dbscan(binary, work, path, eps, min_pts, "--index", index)
+    # the reference runs on the float32 values the program reads
+    want, core = reference(np.asarray(x, dtype=np.float32), eps, min_pts)
+    bad = np.flatnonzero(labels != want)
+    assert bad.size == 0, f"{binary.name}/{index}: {bad.size} labels differ, first {bad[:8]}: got {labels[bad[:8]]} want {want[bad[:8]]}"
+    assert rep["clusters"] == (want.max() + 1 if (want >= 0).any() else 0)
+    assert rep["core"] == int(core.sum())
+    assert rep["noise"] == int((want == -1).sum())
+    assert rep["border"] == len(x) - rep["core"] - rep["noise"]
+    assert rep["params"]["index"] == index
+
+
+@pytest.mark.parametrize("index", INDEXES)
+@pytest.mark.parametrize("seed,n,d,eps,min_pts", [
+    (1, 300, 1, 0.01, 3), (2, 400, 2, 0.05, 4), (3, 400, 2, 0.08, 10), (4, 300, 3, 0.15, 5),
+    (5, 250, 5, 0.35, 4), (6, 200, 8, 0.6, 3)])
+def test_random_inputs_match_reference(variant, work, index, seed, n, d, eps, min_pts):
+    rng = np.random.default_rng(seed)
+    centers = rng.random((4, d))
+    x = np.concatenate([c + 0.03 * rng.standard_normal((n // 5, d)) for c in centers] + [rng.random((n - 4 * (n // 5), d))])
+    rng.shuffle(x)
+    check_against_reference(variant, work, x, eps, min_pts, index)
+
+
+ADVERSARIAL = {
+    # many identical points, and a few copies elsewhere
+    "duplicates": (np.array([[0.5, 0.5]] * 40 + [[0.9, 0.1]] * 3 + [[0.1, 0.9]] * 5), 0.01, 4),
+    # far apart points: all noise
+    "all_noise": (np.arange(50, dtype=float).reshape(-1, 1) * 10.0, 1.0, 2),
+    # eps larger than the data: one cluster
+    "one_cluster": (np.random.default_rng(9).random((120, 2)), 5.0, 3),
+    # a unit lattice: neighbours at exactly eps = 1 count (<= eps)
+    "exactly_eps": (np.array([[i, j] for i in range(8) for j in range(6)], dtype=float), 1.0, 5),
+    # a chain of points spaced exactly eps apart: core points at exactly eps connect
+    "chain_at_eps": (np.array([[0.25 * i] for i in range(30)] + [[100.0]]), 0.25, 3),
+    # min_pts 1: every point is core, isolated ones are singleton clusters
+    "min_pts_1": (np.random.default_rng(3).random((80, 2)) * 10, 0.4, 1),
+    # min_pts 2: pairs form clusters
+    "min_pts_2": (np.random.default_rng(4).random((80, 2)) * 10, 0.4, 2),
+    # a border point between two clusters joins the smaller cluster id
+    "shared_border": (np.array([[0.0], [0.1], [0.2], [0.5], [0.8], [0.9], [1.0]]), 0.3, 3),
+}
+
+
+@pytest.mark.parametrize("index", INDEXES)
+@pytest.mark.parametrize("case", sorted(ADVERSARIAL))
+def test_adversarial_inputs_match_reference(variant, work, index, case):
+    x, eps, min_pts = ADVERSARIAL[case]
+    check_against_reference(variant, work, x, eps, min_pts, index)
+
+
+def test_shared_border_rule(seq, work):
+    x, eps, min_pts = ADVERSARIAL["shared_border"]
+    labels, rep = run_dbscan(seq, work, write_points(work / "x.txt", x), eps, min_pts)
+    assert list(labels) == [0, 0, 0, 0, 1, 1, 1]  # 0.5 is within 0.3 of core points of both
+    assert rep["border"] == 1 and rep["clusters"] == 2
+
+
+def test_variants_and_indexes_agree_on_blobs(all_variants, work):
+    data = "gen:blobs:n=20000,d=3,centers=12,std=0.4,box=6,seed=4"
+    results = {}
+    for name, binary in all_variants.items():
+        for index in INDEXES if name != "seq" else ("grid",):
+            results[(name, index)] = run_dbscan(binary, work, data, 0.3, 8, "--index", index, tag=f"{name}{index}")
+    (_, (first, rep0)), *rest = results.items()
+    assert rep0["clusters"] >= 5 and rep0["noise"] > 0 and rep0["border"] > 0
+    for key, (labels, rep) in rest:
+        assert np.array_equal(labels, first), key
+        assert (rep["clusters"], rep["core"], rep["border"]) == (rep0["clusters"], rep0["core"], rep0["border"])
+
+
+# eps values with a fractional part that no pairwise distance of these data sets equals
+REAL = [("s1", 25000.5, 10), ("aggregation", 1.505, 6), ("birch1", 9000.5, 12)]
+
+
+@pytest.mark.parametrize("name,eps,min_pts", REAL)
+def test_real_data_identical_to_sklearn(seq, omp, gpu, work, data_dir, name, eps, min_pts):
+    sklearn = pytest.importorskip("sklearn.cluster")
+    path = data_dir / f"{name}.txt"
+    if not path.exists():
+        pytest.skip(f"{path} not in DATA_DIR")
+    x = np.loadtxt(path, dtype=np.float32).astype(np.float64)
+    want = sklearn.DBSCAN(eps=eps, min_samples=min_pts).fit(x).labels_
+    assert want.max() >= 1 and (want == -1).any(), "parameters should give several clusters and some noise"
+    for binary in (seq, omp, gpu):
+        labels, rep = run_dbscan(binary, work, path, eps, min_pts, tag=binary.name)
+        bad = np.flatnonzero(labels != want)
+        assert bad.size == 0, f"{binary.name} on {name}: {bad.size} labels differ from scikit-learn"
+        assert rep["clusters"] == want.max() + 1
+
+
+def test_high_dimension_uses_all_pairs_by_default(seq, work):
+    rng = np.random.default_rng(2)
+    x = np.concatenate([rng.normal(0, 0.05, (60, 12)), rng.normal(1, 0.05, (60, 12))])
+    labels, rep = run_dbscan(seq, work, write_points(work / "x.txt", x), 0.5, 5)
+    assert rep["params"]["index"] == "none"
+    assert np.array_equal(labels, reference(x.astype(np.float32), 0.5, 5)[0])
+
+
+def test_report_fields(seq, work):
+    _, rep = run_dbscan(seq, work, "gen:blobs:n=2000,d=2,centers=4", 0.5, 5, "--repeat", "2")
+    assert rep["subcommand"] == "dbscan" and rep["variant"] == "seq"
+    assert set(rep["timing"]["phases_s"]) == {"h2d", "index", "core", "union", "label", "d2h"}
+    assert len(rep["runs"]) == 2 and rep["params"]["method"] == "union-find"
+
+
+BAD = [
+    (["--eps", "0", "--min-pts", "3"], "--eps"),
+    (["--eps", "-1", "--min-pts", "3"], "--eps"),
+    (["--eps", "nan", "--min-pts", "3"], "--eps"),
+    (["--min-pts", "3"], "--eps"),
+    (["--eps", "0.1"], "--min-pts"),
+    (["--eps", "0.1", "--min-pts", "0"], "--min-pts"),
+    (["--eps", "0.1", "--min-pts", "x"], "--min-pts"),
+    (["--eps", "0.1", "--min-pts", "3", "--index", "kdtree"], "--index"),
+]
+
+
+@pytest.mark.parametrize("args,word", BAD)
+def test_bad_options(seq, work, args, word):
+    rc, out, err = seq.run("dbscan", "gen:uniform:n=100,d=2", *args, "--labels", work / "l.txt")
+    assert rc == 2 and err.startswith("pragmaclust: error:") and len(err.strip().splitlines()) == 1, err
+    assert word in err
+    assert list(work.iterdir()) == []
+
+
+def test_grid_refuses_too_many_dimensions(seq, work):
+    rc, _, err = seq.run("dbscan", "gen:uniform:n=100,d=9", "--eps", "0.1", "--min-pts", "3", "--index", "grid",
+                         "--labels", work / "l.txt")
+    assert rc == 2 and "d <= 8" in err and "--index none" in err
+    assert list(work.iterdir()) == []
+
+
+def test_bad_files(seq, work):
+    ragged = work / "ragged.txt"
+    ragged.write_text("1 2\n3\n")
+    rc, _, err = seq.run("dbscan", ragged, "--eps", "1", "--min-pts", "2")
+    assert rc == 2 and "ragged" in err
+    rc, _, err = seq.run("dbscan", work / "missing.txt", "--eps", "1", "--min-pts", "2")
+    assert rc == 2 and "cannot open" in err
+
+
+def test_sanitizer_build_runs_dbscan_cleanly(asan, work):
+    for index in INDEXES:
+        rc, _, err = asan.run("dbscan", "gen:blobs:n=3000,d=3,centers=5", "--eps", "0.6", "--min-pts", "5",
+                              "--index", index, "--labels", work / f"{index}.txt")
+        assert rc == 0 and "Sanitizer" not in err and "runtime error" not in err, err
