@@ -96,15 +96,7 @@ int pc_cmd_dbscan(int argc, char **argv) {
   pc_stats total = pc_stats_of(totals, (size_t)c.repeat);
   if (c.report) {
     pc_json j;
-    pc_json_open(&j);
-    pc_json_str(&j, "program", "pragmaclust");
-    pc_json_str(&j, "subcommand", "dbscan");
-    pc_json_build(&j);
-    pc_json_device(&j, &dev);
-    pc_json_str(&j, "input", c.input);
-    pc_json_bool(&j, "generated", generated);
-    pc_json_int(&j, "n", (long long)n);
-    pc_json_int(&j, "d", (long long)d);
+    pc_json_run_header(&j, "dbscan", &dev, c.input, generated, n, d);
     pc_json_object(&j, "params");
     pc_json_num(&j, "eps", o.eps);
     pc_json_int(&j, "min_pts", o.min_pts);

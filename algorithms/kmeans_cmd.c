@@ -159,15 +159,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
   const double flop_per_iter = 2.0 * (double)n * (double)k * (double)d;
   if (c.report) {
     pc_json j;
-    pc_json_open(&j);
-    pc_json_str(&j, "program", "pragmaclust");
-    pc_json_str(&j, "subcommand", "kmeans");
-    pc_json_build(&j);
-    pc_json_device(&j, &dev);
-    pc_json_str(&j, "input", c.input);
-    pc_json_bool(&j, "generated", generated);
-    pc_json_int(&j, "n", (long long)n);
-    pc_json_int(&j, "d", (long long)d);
+    pc_json_run_header(&j, "kmeans", &dev, c.input, generated, n, d);
     pc_json_int(&j, "k", (long long)k);
     pc_json_object(&j, "params");
     pc_json_str(&j, "init", o.init ? o.init : "random");

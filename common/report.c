@@ -134,3 +134,16 @@ void pc_json_device(pc_json *j, const pc_device_info *dev) {
   pc_json_end_object(j);
   pc_json_int(j, "threads", dev->threads);
 }
+
+void pc_json_run_header(pc_json *j, const char *subcommand, const pc_device_info *dev, const char *input, int generated,
+                        size_t n, size_t d) {
+  pc_json_open(j);
+  pc_json_str(j, "program", "pragmaclust");
+  pc_json_str(j, "subcommand", subcommand);
+  pc_json_build(j);
+  pc_json_device(j, dev);
+  pc_json_str(j, "input", input);
+  pc_json_bool(j, "generated", generated);
+  pc_json_int(j, "n", (long long)n);
+  pc_json_int(j, "d", (long long)d);
+}

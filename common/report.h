@@ -39,6 +39,10 @@ const char *pc_build_flags(void);
 const char *pc_build_commit(void);
 /* Adds "variant", "compiler", "flags", "git_commit" to j. */
 void pc_json_build(pc_json *j);
+/* Opens a run report: "program", "subcommand", the build, the device, "input", "generated",
+ * "n" and "d". */
+void pc_json_run_header(pc_json *j, const char *subcommand, const pc_device_info *dev, const char *input, int generated,
+                        size_t n, size_t d);
 /* Adds "device": {offloading, host_fallback, name, where, init_s} and "threads" to j. */
 void pc_json_device(pc_json *j, const pc_device_info *dev);
 
