@@ -73,7 +73,8 @@ install -m 0644 "$work/root/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.b
 echo "CUDA Version 11.8.89" > "$staging/version.txt"
 # clang reads the CUDA version from cuda.h when version.txt is not enough.
 echo "#define CUDA_VERSION 11080" > "$staging/include/cuda.h"
-"$staging/bin/ptxas" --version | grep -q "release 11.8" || die "unpacked ptxas is not 11.8"
+ptxas_version=$("$staging/bin/ptxas" --version) || die "the unpacked ptxas does not run"
+[[ "$ptxas_version" == *"release 11.8"* ]] || die "the unpacked ptxas is not 11.8: $ptxas_version"
 rm -rf "$cuda_dir"
 mv "$staging" "$cuda_dir"
 echo "install-toolchain: CUDA 11.8 tools in $cuda_dir"
