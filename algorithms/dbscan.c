@@ -17,6 +17,7 @@
  * flags, parents, labels) is mapped once and stays on the GPU through the phases.
  */
 #include "dbscan.h"
+#include "device.h"
 #include "par.h"
 #include "scan.h"
 #include "util.h"
@@ -26,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const db_phase_names[DB_NPHASES] = {"h2d", "index", "core", "union", "label", "d2h"};
+const char *const db_phase_names[DB_NPHASES] = {"h2d", "index", "core", "connect", "label", "d2h"};
 
 DEV_FUNCS_BEGIN
 
@@ -124,9 +125,316 @@ static inline void db_union(int *parent, int a, int b) {
   }
 }
 
+static inline void db_atomic_min(int *a, int v) {
+  int cur = __atomic_load_n(a, __ATOMIC_RELAXED);
+  while (v < cur && !__atomic_compare_exchange_n(a, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+}
+
+/* The bucket range and the cell of the a-th cell around `home` (grid), or all points (no index). */
+static inline void db_cell_range(const db_view *v, const long *home, int a, long *cell, size_t *lo, size_t *hi) {
+  if (!v->cells_around) {
+    *lo = 0;
+    *hi = v->n;
+    return;
+  }
+  for (size_t j = 0, t = (size_t)a; j < v->d; j++, t /= 3) cell[j] = home[j] + (long)(t % 3) - 1;
+  const unsigned long b = db_bucket(v, cell);
+  *lo = (size_t)v->start[b];
+  *hi = (size_t)v->start[b + 1];
+}
+
+enum { DB_UNCLAIMED = -1, DB_NOISE = -2 };
+enum { DB_CTRL_CURSOR, DB_CTRL_PENDING, DB_CTRL_PENDING_CURSOR, DB_CTRL_ACTIVE, DB_NCTRL };
+
+/* A chain's state, as one team sees it. */
+typedef struct {
+  int *owner;                /* the chain that claimed each point (DB_UNCLAIMED, DB_NOISE) */
+  int *core;                 /* 1 once a point is known to be core (pc_load_sc / pc_store_sc) */
+  int *cparent;              /* union-find over chain ids: the collisions, resolved */
+  int *list, *count;         /* this chain's seed list and its length */
+  unsigned char *pending;    /* claimed points that did not fit in their chain's seed list */
+  long *control;
+  int capacity, uid;
+} db_chain;
+
+/* CUDA-DClust's marking of a neighbour q of core point p by chain c: claim q if unclaimed
+ * (compare-and-swap) and queue it as a seed, or put it aside for the refill when the seed list
+ * is full; take over a noise point as a border point; and when q belongs to another chain and is
+ * known to be core, record the collision (both chains are one cluster). The core flags are
+ * written and read sequentially consistent, so of two core points marking each other at once at
+ * least one sees the other as core. */
+static inline void db_mark(const db_chain *c, int q) {
+  int seen = DB_UNCLAIMED;
+  if (__atomic_compare_exchange_n(&c->owner[q], &seen, c->uid, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    int slot;
+    PAR_ATOMIC_CAPTURE
+    slot = (*c->count)++;
+    if (slot < c->capacity) {
+      c->list[slot] = q;
+    } else {
+      c->pending[q] = 1;
+      PAR_ATOMIC
+      c->control[DB_CTRL_PENDING] += 1;
+    }
+    return;
+  }
+  if (seen == DB_NOISE) {
+    __atomic_compare_exchange_n(&c->owner[q], &seen, c->uid, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    return;
+  }
+  if (seen != c->uid) {
+    if (pc_load_sc(&c->core[q])) db_union(c->cparent, c->uid, seen);
+  }
+}
+
 DEV_FUNCS_END
 
 #define DB_VIEW {x, lo, start, order, n, d, inv_eps, bucket_mask, cells_around}
+
+/* The default method: core flags (the count stops at min_pts), then every core point links to
+ * each core neighbour of smaller index. Leaves parent[] a forest whose roots are the smallest
+ * index of each component of core points. */
+static void db_connect_union_find(const float *x, const double *lo, const long *start, const int *order, size_t n,
+                                  size_t d, double inv_eps, double eps2, unsigned long bucket_mask, int cells_around,
+                                  long min_pts, int *core, int *parent, db_result *result) {
+  double t0 = pc_now();
+  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  for (size_t i = 0; i < n; i++) {
+    const db_view v = DB_VIEW;
+    db_cursor c;
+    size_t q;
+    long count = 0;
+    db_cursor_init(&v, i, &c);
+    while (count < min_pts && db_next_candidate(&v, &c, &q)) count += db_within(x, d, i, q, eps2);
+    core[i] = count >= min_pts;
+    parent[i] = (int)i;
+  }
+  double t1 = pc_now();
+  result->phase_s[DB_PHASE_CORE] = t1 - t0;
+
+  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  for (size_t i = 0; i < n; i++) {
+    if (!core[i]) continue;
+    const db_view v = DB_VIEW;
+    db_cursor c;
+    size_t q;
+    db_cursor_init(&v, i, &c);
+    while (db_next_candidate(&v, &c, &q))
+      if (q < i && core[q] && db_within(x, d, i, q, eps2)) db_union(parent, (int)i, (int)q);
+  }
+  result->phase_s[DB_PHASE_CONNECT] = pc_now() - t1;
+}
+
+/* Seeds one team takes from its chain per launch, and threads per chain on the GPU. */
+#ifndef DB_SEEDS_PER_LAUNCH
+#define DB_SEEDS_PER_LAUNCH 32
+#endif
+#ifndef DB_CHAIN_THREADS
+#define DB_CHAIN_THREADS 128
+#endif
+
+/*
+ * CUDA-DClust (section 5): `chains` cluster expansions run at once, one team per chain, the
+ * team's threads over the candidate neighbours of the chain's current seed. A seed's neighbours
+ * wait in a quarantine until min_pts of them prove it core; then they are marked (db_mark).
+ * Between launches, finished chains are replaced by new ones started from points put aside by a
+ * full seed list, then from unclaimed points, then by splitting the longest seed list; put-aside
+ * points whose chain is still running are refilled into its list. Collisions are kept as a
+ * union-find over chain ids (a chain's id is its first seed), the resolved form of the paper's
+ * collision matrix: chain slots are reused, so a p x p matrix could not name finished chains.
+ * Leaves core[] and parent[] as db_connect_union_find does. Returns 0, or -1 (allocation).
+ */
+static int db_connect_chains(const float *x, const double *lo, const long *start, const int *order, size_t n, size_t d,
+                             double inv_eps, double eps2, unsigned long bucket_mask, int cells_around,
+                             const db_params *params, int *core, int *parent, db_result *result) {
+  const int min_pts = params->min_pts, capacity = params->seed_list;
+  /* at most 2^26 quarantine entries in all */
+  int chains = params->chains;
+  const size_t qcap = min_pts > 1 ? (size_t)min_pts - 1 : 1;
+  while (chains > 1 && (size_t)chains * qcap > ((size_t)1 << 26)) chains /= 2;
+  const int ncells = cells_around ? cells_around : 1;
+  int *owner = pc_try_alloc(n, sizeof *owner, "chain owners");
+  int *chain_of = pc_try_alloc(n, sizeof *chain_of, "chain of each core point");
+  int *cparent = pc_try_alloc(n, sizeof *cparent, "chain collisions");
+  int *lowest = pc_try_alloc(n, sizeof *lowest, "lowest core index per cluster");
+  unsigned char *pending = pc_try_alloc(n, sizeof *pending, "put-aside seeds");
+  int *slot_uid = pc_try_alloc((size_t)chains, sizeof *slot_uid, "chain slots");
+  int *slot_count = pc_try_alloc((size_t)chains, sizeof *slot_count, "seed list lengths");
+  int *slot_of = pc_try_alloc(n, sizeof *slot_of, "slot of each chain");
+  int *seeds = pc_try_alloc((size_t)chains * (size_t)capacity, sizeof *seeds, "seed lists");
+  int *quarantine = pc_try_alloc((size_t)chains * qcap, sizeof *quarantine, "quarantine");
+  long control[DB_NCTRL] = {0, 0, 0, 0};
+  if (!owner || !chain_of || !cparent || !lowest || !pending || !slot_uid || !slot_count || !slot_of || !seeds ||
+      !quarantine) {
+    free(owner), free(chain_of), free(cparent), free(lowest), free(pending), free(slot_uid), free(slot_count);
+    free(slot_of), free(seeds), free(quarantine);
+    return -1;
+  }
+  const size_t nseeds = (size_t)chains * (size_t)capacity, nquar = (size_t)chains * qcap;
+  (void)nseeds, (void)nquar; /* used by the gpu variant's data directives */
+  DEV_ENTER(map(alloc : owner[0 : n], chain_of[0 : n], cparent[0 : n], lowest[0 : n], pending[0 : n], slot_of[0 : n],
+                seeds[0 : nseeds], quarantine[0 : nquar]) map(to : control[0 : DB_NCTRL])
+            map(alloc : slot_uid[0 : chains], slot_count[0 : chains]))
+  PAR_FOR()
+  for (size_t i = 0; i < n; i++) {
+    owner[i] = DB_UNCLAIMED;
+    chain_of[i] = -1;
+    cparent[i] = (int)i;
+    lowest[i] = INT_MAX;
+    pending[i] = 0;
+    slot_of[i] = -1;
+    core[i] = 0;
+  }
+  PAR_FOR()
+  for (int c = 0; c < chains; c++) {
+    slot_uid[c] = -1;
+    slot_count[c] = 0;
+  }
+
+  for (;;) {
+    /* New chains for the free slots; one thread, where the data lives. */
+    PAR_FOR()
+    for (int once = 0; once < 1; once++) {
+      long active = 0;
+      for (int c = 0; c < chains; c++) {
+        if (slot_uid[c] >= 0 && slot_count[c] == 0) slot_uid[c] = -1; /* finished */
+        if (slot_uid[c] >= 0) {
+          active++;
+          continue;
+        }
+        int first = -1;
+        for (size_t steps = 0; control[DB_CTRL_PENDING] > 0 && first < 0 && steps < n; steps++) {
+          const size_t q = (size_t)control[DB_CTRL_PENDING_CURSOR];
+          control[DB_CTRL_PENDING_CURSOR] = (long)((q + 1) % n);
+          if (pending[q]) {
+            pending[q] = 0;
+            control[DB_CTRL_PENDING]--;
+            first = (int)q;
+          }
+        }
+        while (first < 0 && control[DB_CTRL_CURSOR] < (long)n) {
+          const int q = (int)control[DB_CTRL_CURSOR]++;
+          if (owner[q] == DB_UNCLAIMED) {
+            owner[q] = q;
+            first = q;
+          }
+        }
+        if (first >= 0) {
+          seeds[(size_t)c * capacity] = first;
+          slot_count[c] = 1;
+        } else { /* split: the upper half of the longest seed list becomes a new chain */
+          int longest = -1;
+          for (int m = 0; m < chains; m++)
+            if (slot_uid[m] >= 0 && slot_count[m] >= 2 && (longest < 0 || slot_count[m] > slot_count[longest])) longest = m;
+          if (longest < 0) continue;
+          const int keep = slot_count[longest] / 2, moved = slot_count[longest] - keep;
+          for (int s = 0; s < moved; s++) seeds[(size_t)c * capacity + s] = seeds[(size_t)longest * capacity + keep + s];
+          slot_count[longest] = keep;
+          slot_count[c] = moved;
+          first = seeds[(size_t)c * capacity + moved - 1]; /* the first seed it will process */
+        }
+        slot_uid[c] = first;
+        slot_of[first] = c;
+        active++;
+      }
+      control[DB_CTRL_ACTIVE] = active;
+    }
+    DEV_UPDATE(from(control[0 : DB_NCTRL]))
+    if (control[DB_CTRL_ACTIVE] == 0) break;
+    result->rounds++;
+
+    /* Cluster expansion: one team per chain. */
+    PAR_TEAMS_FOR(num_teams(pc_device_teams(chains)) thread_limit(DB_CHAIN_THREADS))
+    for (int c = 0; c < chains; c++) {
+      const int uid = slot_uid[c];
+      if (uid < 0) continue;
+      const db_chain chain = {owner, core, cparent, seeds + (size_t)c * capacity, &slot_count[c], pending, control,
+                              capacity, uid};
+      int *quar = quarantine + (size_t)c * qcap;
+      const db_view v = DB_VIEW;
+      for (int step = 0; step < DB_SEEDS_PER_LAUNCH && slot_count[c] > 0; step++) {
+        const int p = chain.list[--slot_count[c]];
+        long home[DB_GRID_MAX_DIM];
+        if (cells_around) db_cell_of(&v, (size_t)p, home);
+        long count = 0;
+        for (int a = 0; a < ncells; a++) {
+          long cell[DB_GRID_MAX_DIM];
+          size_t first, last;
+          db_cell_range(&v, home, a, cell, &first, &last);
+          TEAM_PAR_FOR()
+          for (size_t s = first; s < last; s++) {
+            const size_t q = cells_around ? (size_t)order[s] : s;
+            if (cells_around) {
+              long qcell[DB_GRID_MAX_DIM];
+              db_cell_of(&v, q, qcell);
+              int same = 1;
+              for (size_t j = 0; j < d; j++) same &= qcell[j] == cell[j];
+              if (!same) continue;
+            }
+            if (!db_within(x, d, (size_t)p, q, eps2)) continue;
+            long k;
+            PAR_ATOMIC_CAPTURE
+            k = count++;
+            if (k < min_pts - 1) {
+              quar[k] = (int)q; /* quarantine: p is not known to be core yet */
+            } else {
+              pc_store_sc(&core[p], 1);
+              if ((int)q != p) db_mark(&chain, (int)q);
+            }
+          }
+        }
+        if (count >= min_pts) {
+          for (long k = 0; k < min_pts - 1; k++)
+            if (quar[k] != p) db_mark(&chain, quar[k]);
+          chain_of[p] = uid;
+          const int o = pc_load_sc(&owner[p]);
+          if (o != uid && o >= 0) db_union(cparent, uid, o); /* p was claimed by another chain */
+        } else if (p == uid && pc_load_sc(&owner[p]) == uid) {
+          pc_store_sc(&owner[p], DB_NOISE); /* a start point that is not core: noise unless a core point claims it later */
+        }
+        if (*chain.count > capacity) *chain.count = capacity; /* the overflow went to `pending` */
+      }
+    }
+
+    DEV_UPDATE(from(control[0 : DB_NCTRL]))
+    if (control[DB_CTRL_PENDING] > 0) { /* refill: put-aside points back into their running chain */
+      PAR_FOR()
+      for (size_t q = 0; q < n; q++) {
+        if (!pending[q]) continue;
+        const int o = owner[q], c = o >= 0 ? slot_of[o] : -1;
+        if (c < 0 || slot_uid[c] != o) continue;
+        int slot;
+        PAR_ATOMIC_CAPTURE
+        slot = slot_count[c]++;
+        if (slot < capacity) {
+          seeds[(size_t)c * capacity + slot] = (int)q;
+          pending[q] = 0;
+          PAR_ATOMIC
+          control[DB_CTRL_PENDING] -= 1;
+        }
+      }
+      PAR_FOR()
+      for (int c = 0; c < chains; c++)
+        if (slot_count[c] > capacity) slot_count[c] = capacity;
+    }
+  }
+
+  /* Resolve: each core point's cluster is its chain's union-find root; name it by its lowest
+   * core index, so that parent[] has the form the labelling expects. */
+  PAR_FOR()
+  for (size_t i = 0; i < n; i++)
+    if (core[i]) db_atomic_min(&lowest[db_find(cparent, chain_of[i])], (int)i);
+  PAR_FOR()
+  for (size_t i = 0; i < n; i++) parent[i] = core[i] ? lowest[db_find(cparent, chain_of[i])] : (int)i;
+
+  DEV_EXIT(map(delete : owner[0 : n], chain_of[0 : n], cparent[0 : n], lowest[0 : n], pending[0 : n], slot_of[0 : n],
+               seeds[0 : nseeds], quarantine[0 : nquar], control[0 : DB_NCTRL], slot_uid[0 : chains],
+               slot_count[0 : chains]))
+  free(owner), free(chain_of), free(cparent), free(lowest), free(pending), free(slot_uid), free(slot_count);
+  free(slot_of), free(seeds), free(quarantine);
+  return 0;
+}
 
 int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int *labels, unsigned char *is_core,
                db_result *result) {
@@ -151,7 +459,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   int *order = pc_try_alloc(n, sizeof *order, "grid order");
   int *parent = pc_try_alloc(n, sizeof *parent, "union-find parents");
   long *root_rank = pc_try_alloc(n, sizeof *root_rank, "cluster numbering");
-  unsigned char *core = pc_try_alloc(n, sizeof *core, "core flags");
+  int *core = pc_try_alloc(n, sizeof *core, "core flags");
   if (!lo || !start || !fill || !order || !parent || !root_rank || !core) {
     free(lo), free(start), free(fill), free(order), free(parent), free(root_rank), free(core);
     return -1;
@@ -200,32 +508,21 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   t0 = pc_now();
   result->phase_s[DB_PHASE_INDEX] = t0 - t1;
 
-  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
-  for (size_t i = 0; i < n; i++) {
-    const db_view v = DB_VIEW;
-    db_cursor c;
-    size_t q;
-    long count = 0;
-    db_cursor_init(&v, i, &c);
-    while (count < min_pts && db_next_candidate(&v, &c, &q)) count += db_within(x, d, i, q, eps2);
-    core[i] = count >= min_pts;
-    parent[i] = (int)i;
-  }
-  t1 = pc_now();
-  result->phase_s[DB_PHASE_CORE] = t1 - t0;
-
-  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
-  for (size_t i = 0; i < n; i++) {
-    if (!core[i]) continue;
-    const db_view v = DB_VIEW;
-    db_cursor c;
-    size_t q;
-    db_cursor_init(&v, i, &c);
-    while (db_next_candidate(&v, &c, &q))
-      if (q < i && core[q] && db_within(x, d, i, q, eps2)) db_union(parent, (int)i, (int)q);
+  if (params->method == DB_METHOD_CHAINS) {
+    const double t_chains = pc_now();
+    if (db_connect_chains(x, lo, start, order, n, d, inv_eps, eps2, bucket_mask, cells_around, params, core, parent,
+                          result) != 0) {
+      DEV_EXIT(map(delete : x[0 : n * d], lo[0 : nlo], start[0 : nbuckets + 1], fill[0 : nbuckets + 1], order[0 : n],
+                            parent[0 : n], root_rank[0 : n], core[0 : n], labels[0 : n]))
+      free(lo), free(start), free(fill), free(order), free(parent), free(root_rank), free(core);
+      return -1;
+    }
+    result->phase_s[DB_PHASE_CONNECT] = pc_now() - t_chains;
+  } else {
+    db_connect_union_find(x, lo, start, order, n, d, inv_eps, eps2, bucket_mask, cells_around, min_pts, core, parent,
+                          result);
   }
   t0 = pc_now();
-  result->phase_s[DB_PHASE_UNION] = t0 - t1;
 
   PAR_FOR()
   for (size_t i = 0; i < n; i++) root_rank[i] = core[i] && parent[i] == (int)i;
@@ -261,7 +558,8 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   result->core = n_core;
   result->noise = n_noise;
   result->border = (long)n - n_core - n_noise;
-  if (is_core) memcpy(is_core, core, n);
+  if (is_core)
+    for (size_t i = 0; i < n; i++) is_core[i] = (unsigned char)core[i];
   free(lo), free(start), free(fill), free(order), free(parent), free(root_rank), free(core);
   return 0;
 }

@@ -21,17 +21,28 @@
 typedef enum { DB_INDEX_NONE, DB_INDEX_GRID } db_index_kind;
 #define DB_GRID_MAX_DIM 8
 
-typedef enum { DB_PHASE_H2D, DB_PHASE_INDEX, DB_PHASE_CORE, DB_PHASE_UNION, DB_PHASE_LABEL, DB_PHASE_D2H, DB_NPHASES } db_phase;
+/* Timed phases. core: the core flags (union-find method); connect: the union-find, or the
+ * chains' expansion, which finds the core points as it goes; label: cluster numbering and
+ * border points. */
+typedef enum { DB_PHASE_H2D, DB_PHASE_INDEX, DB_PHASE_CORE, DB_PHASE_CONNECT, DB_PHASE_LABEL, DB_PHASE_D2H, DB_NPHASES } db_phase;
 extern const char *const db_phase_names[DB_NPHASES];
+
+/* How core points are found and connected: core flags plus a lock-free union-find (the
+ * default), or CUDA-DClust's chains (many cluster expansions at once, one team per chain). */
+typedef enum { DB_METHOD_UNION_FIND, DB_METHOD_CHAINS } db_method;
 
 typedef struct {
   double eps;      /* > 0 */
   int min_pts;     /* >= 1 */
   db_index_kind index;
+  db_method method;
+  int chains;      /* chains: how many are expanded at once (>= 1) */
+  int seed_list;   /* chains: capacity of each chain's seed list (>= 1) */
 } db_params;
 
 typedef struct {
   long clusters, core, border, noise;
+  long rounds;     /* chains: expansion launches */
   double phase_s[DB_NPHASES];
   double total_s;
 } db_result;

@@ -25,20 +25,27 @@ static const char usage[] =
     "  --min-pts M          minimum neighbourhood size of a core point (>= 1)\n"
     "  --index grid|none    neighbour search: a hashed grid of cell side E (d <= 8; the default\n"
     "                       there) or every pair (the default for d > 8)\n"
+    "  --method union-find|chains  core flags + lock-free union-find (default), or CUDA-DClust's chains\n"
+    "  --chains C           chains: expansions run at once (default 1024)\n"
+    "  --seed-list S        chains: capacity of each chain's seed list (default 2048; overflow is refilled)\n"
     "  --labels FILE        write labels (.npy -> int32 array, else one per line)\n"
     "common options: --seed, --shape N,D, --threads T, --allow-host, --repeat R, --warmup W,\n"
     "  --report FILE (JSON: counts of clusters, core, border and noise points, phase times), --quiet\n";
 
-enum { OPT_EPS = 2000, OPT_MIN_PTS, OPT_INDEX, OPT_LABELS };
+enum { OPT_EPS = 2000, OPT_MIN_PTS, OPT_INDEX, OPT_LABELS, OPT_METHOD, OPT_CHAINS, OPT_SEED_LIST };
 static const struct option own_options[] = {
     {"eps", required_argument, NULL, OPT_EPS}, {"min-pts", required_argument, NULL, OPT_MIN_PTS},
     {"index", required_argument, NULL, OPT_INDEX}, {"labels", required_argument, NULL, OPT_LABELS},
+    {"method", required_argument, NULL, OPT_METHOD}, {"chains", required_argument, NULL, OPT_CHAINS},
+    {"seed-list", required_argument, NULL, OPT_SEED_LIST},
     {NULL, 0, NULL, 0}};
 
 typedef struct {
   double eps;
   long long min_pts;
   const char *index, *labels_path;
+  db_method method;
+  int chains, seed_list;
 } dbscan_opts;
 
 static void handle_option(int id, const char *arg, void *ctx) {
@@ -55,11 +62,18 @@ static void handle_option(int id, const char *arg, void *ctx) {
       o->index = arg;
       break;
     case OPT_LABELS: o->labels_path = arg; break;
+    case OPT_METHOD:
+      if (!strcmp(arg, "union-find")) o->method = DB_METHOD_UNION_FIND;
+      else if (!strcmp(arg, "chains")) o->method = DB_METHOD_CHAINS;
+      else pc_die(PC_EXIT_USAGE, "option --method: expected union-find or chains, got '%s'", arg);
+      break;
+    case OPT_CHAINS: o->chains = (int)pc_parse_int("--chains", arg, 1, 1 << 20); break;
+    case OPT_SEED_LIST: o->seed_list = (int)pc_parse_int("--seed-list", arg, 1, 1 << 24); break;
   }
 }
 
 int pc_cmd_dbscan(int argc, char **argv) {
-  dbscan_opts o = {0.0, 0, NULL, NULL};
+  dbscan_opts o = {0.0, 0, NULL, NULL, DB_METHOD_UNION_FIND, 1024, 2048};
   pc_common_opts c;
   pc_cli_parse("dbscan", argc, argv, own_options, "", handle_option, &o, usage, &c);
   if (o.eps == 0.0) pc_die(PC_EXIT_USAGE, "dbscan: --eps E is required");
@@ -72,7 +86,7 @@ int pc_cmd_dbscan(int argc, char **argv) {
   int generated;
   pc_load_input(&c, &pts, &load_s, &generated);
   const size_t n = pts.n, d = pts.d;
-  db_params params = {o.eps, (int)o.min_pts, DB_INDEX_GRID};
+  db_params params = {o.eps, (int)o.min_pts, DB_INDEX_GRID, o.method, o.chains, o.seed_list};
   if (o.index ? !strcmp(o.index, "none") : d > DB_GRID_MAX_DIM) params.index = DB_INDEX_NONE;
   if (params.index == DB_INDEX_GRID && d > DB_GRID_MAX_DIM)
     pc_die(PC_EXIT_USAGE, "dbscan: the grid index supports d <= %d (this data has d = %zu); use --index none",
@@ -100,7 +114,12 @@ int pc_cmd_dbscan(int argc, char **argv) {
     pc_json_object(&j, "params");
     pc_json_num(&j, "eps", o.eps);
     pc_json_int(&j, "min_pts", o.min_pts);
-    pc_json_str(&j, "method", "union-find");
+    pc_json_str(&j, "method", o.method == DB_METHOD_CHAINS ? "chains" : "union-find");
+    if (o.method == DB_METHOD_CHAINS) {
+      pc_json_int(&j, "chains", o.chains);
+      pc_json_int(&j, "seed_list", o.seed_list);
+      pc_json_int(&j, "rounds", res.rounds);
+    }
     pc_json_str(&j, "index", params.index == DB_INDEX_GRID ? "grid" : "none");
     pc_json_end_object(&j);
     pc_json_int(&j, "clusters", res.clusters);
@@ -131,7 +150,9 @@ int pc_cmd_dbscan(int argc, char **argv) {
   if (!c.quiet)
     fprintf(stderr, "dbscan [%s, %s]: n=%zu d=%zu eps=%g min_pts=%lld index=%s: %ld clusters, %ld core, %ld border, "
                     "%ld noise; run %.4g s median of %d\n",
-            pc_build_variant(), dev.where, n, d, o.eps, o.min_pts, params.index == DB_INDEX_GRID ? "grid" : "none",
+            pc_build_variant(), dev.where, n, d, o.eps, o.min_pts,
+            params.index == DB_INDEX_GRID ? (o.method == DB_METHOD_CHAINS ? "grid, chains" : "grid")
+                                          : (o.method == DB_METHOD_CHAINS ? "none, chains" : "none"),
             res.clusters, res.core, res.border, res.noise, total.median, c.repeat);
   for (int p = 0; p < DB_NPHASES; p++) free(phases[p]);
   free(totals);

@@ -38,6 +38,8 @@ int pc_reduction_teams(size_t n) {
   return (int)(teams < PC_GPU_REDUCTION_TEAMS ? (teams ? teams : 1) : PC_GPU_REDUCTION_TEAMS);
 }
 
+int pc_device_teams(int want) { return offloading ? want : 1; }
+
 int pc_device_count(void) {
 #if defined(PC_VARIANT_GPU)
   return omp_get_num_devices();

@@ -27,6 +27,9 @@ void pc_device_init(int allow_host, int threads, pc_device_info *info);
  * PC_GPU_THREADS, at most PC_GPU_REDUCTION_TEAMS; 1 when target regions run on the host. */
 int pc_reduction_teams(size_t n);
 
+/* `want` teams when target regions run on a GPU, 1 when they run on the host. */
+int pc_device_teams(int want);
+
 /* Number of OpenMP offload devices visible (0 outside the gpu variant). */
 int pc_device_count(void);
 

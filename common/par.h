@@ -16,6 +16,9 @@
  *   GPU_ATOMIC            (nothing)  (nothing)                  omp atomic update
  *   PAR_ATOMIC            (nothing)  omp atomic update          omp atomic update
  *   PAR_ATOMIC_CAPTURE    (nothing)  omp atomic capture         omp atomic capture
+ *   PAR_TEAMS_FOR(c)      (nothing)  omp parallel for           omp target teams distribute c
+ *                                    schedule(dynamic, 1)       (one team per iteration; its
+ *   TEAM_PAR_FOR(c)       (nothing)  (nothing)                  omp parallel for c   threads share inner loops)
  *   DEV_ENTER(c)          (nothing)  (nothing)                  omp target enter data c
  *   DEV_UPDATE(c)         (nothing)  (nothing)                  omp target update c
  *   DEV_EXIT(c)           (nothing)  (nothing)                  omp target exit data c
@@ -51,6 +54,8 @@
 #define GPU_ATOMIC
 #define PAR_ATOMIC
 #define PAR_ATOMIC_CAPTURE
+#define PAR_TEAMS_FOR(...)
+#define TEAM_PAR_FOR(...)
 #define DEV_ENTER(...)
 #define DEV_UPDATE(...)
 #define DEV_EXIT(...)
@@ -67,6 +72,8 @@
 #define GPU_ATOMIC
 #define PAR_ATOMIC PC_PRAGMA(omp atomic update)
 #define PAR_ATOMIC_CAPTURE PC_PRAGMA(omp atomic capture)
+#define PAR_TEAMS_FOR(...) PC_PRAGMA(omp parallel for schedule(dynamic, 1))
+#define TEAM_PAR_FOR(...)
 #define DEV_ENTER(...)
 #define DEV_UPDATE(...)
 #define DEV_EXIT(...)
@@ -83,12 +90,22 @@
 #define GPU_ATOMIC PC_PRAGMA(omp atomic update)
 #define PAR_ATOMIC PC_PRAGMA(omp atomic update)
 #define PAR_ATOMIC_CAPTURE PC_PRAGMA(omp atomic capture)
+#define PAR_TEAMS_FOR(...) PC_PRAGMA(omp target teams distribute __VA_ARGS__)
+#define TEAM_PAR_FOR(...) PC_PRAGMA(omp parallel for __VA_ARGS__)
 #define DEV_ENTER(...) PC_PRAGMA(omp target enter data __VA_ARGS__)
 #define DEV_UPDATE(...) PC_PRAGMA(omp target update __VA_ARGS__)
 #define DEV_EXIT(...) PC_PRAGMA(omp target exit data __VA_ARGS__)
 #define DEV_FUNCS_BEGIN PC_PRAGMA(omp begin declare target)
 #define DEV_FUNCS_END PC_PRAGMA(omp end declare target)
 #endif
+
+/* Sequentially consistent load and store of an int shared between parallel iterations, in
+ * every variant. Both are read-modify-write operations: LLVM 19's NVPTX backend cannot lower
+ * ordered atomic loads and stores (`omp atomic read/write seq_cst` fails to compile there). */
+DEV_FUNCS_BEGIN
+static inline int pc_load_sc(int *p) { return __atomic_fetch_or(p, 0, __ATOMIC_SEQ_CST); }
+static inline void pc_store_sc(int *p, int v) { (void)__atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
+DEV_FUNCS_END
 
 /* Threads per team for GPU loops that carry a reduction, and the most teams such a loop gets:
  * the LLVM 19 device runtime keeps 1024 slots for team results and makes further teams wait. */

@@ -14,6 +14,10 @@ from dbscan_reference import dbscan as reference
 from helpers import load_labels, write_points
 
 INDEXES = ("grid", "none")
+# the union-find method, and CUDA-DClust's chains: with defaults, and with tiny seed lists and few
+# chains so that overflow, refill, new chains and splits all happen
+METHODS = {"union-find": (), "chains": ("--method", "chains"),
+           "chains-small": ("--method", "chains", "--chains", "3", "--seed-list", "4")}
 
 
 def run_dbscan(binary, work, data, eps, min_pts, *extra, tag="run"):
@@ -24,13 +28,13 @@ def run_dbscan(binary, work, data, eps, min_pts, *extra, tag="run"):
     return load_labels(labels), json.loads(report.read_text())
 
 
-def check_against_reference(binary, work, x, eps, min_pts, index):
+def check_against_reference(binary, work, x, eps, min_pts, index, method="union-find"):
     path = write_points(work / "x.txt", x)
-    labels, rep = run_dbscan(binary, work, path, eps, min_pts, "--index", index)
+    labels, rep = run_dbscan(binary, work, path, eps, min_pts, "--index", index, *METHODS[method])
     # the reference runs on the float32 values the program reads
     want, core = reference(np.asarray(x, dtype=np.float32), eps, min_pts)
     bad = np.flatnonzero(labels != want)
-    assert bad.size == 0, f"{binary.name}/{index}: {bad.size} labels differ, first {bad[:8]}: got {labels[bad[:8]]} want {want[bad[:8]]}"
+    assert bad.size == 0, f"{binary.name}/{index}/{method}: {bad.size} labels differ, first {bad[:8]}: got {labels[bad[:8]]} want {want[bad[:8]]}"
     assert rep["clusters"] == (want.max() + 1 if (want >= 0).any() else 0)
     assert rep["core"] == int(core.sum())
     assert rep["noise"] == int((want == -1).sum())
@@ -38,16 +42,17 @@ def check_against_reference(binary, work, x, eps, min_pts, index):
     assert rep["params"]["index"] == index
 
 
+@pytest.mark.parametrize("method", sorted(METHODS))
 @pytest.mark.parametrize("index", INDEXES)
 @pytest.mark.parametrize("seed,n,d,eps,min_pts", [
     (1, 300, 1, 0.01, 3), (2, 400, 2, 0.05, 4), (3, 400, 2, 0.08, 10), (4, 300, 3, 0.15, 5),
     (5, 250, 5, 0.35, 4), (6, 200, 8, 0.6, 3)])
-def test_random_inputs_match_reference(variant, work, index, seed, n, d, eps, min_pts):
+def test_random_inputs_match_reference(variant, work, index, method, seed, n, d, eps, min_pts):
     rng = np.random.default_rng(seed)
     centers = rng.random((4, d))
     x = np.concatenate([c + 0.03 * rng.standard_normal((n // 5, d)) for c in centers] + [rng.random((n - 4 * (n // 5), d))])
     rng.shuffle(x)
-    check_against_reference(variant, work, x, eps, min_pts, index)
+    check_against_reference(variant, work, x, eps, min_pts, index, method)
 
 
 ADVERSARIAL = {
@@ -70,11 +75,12 @@ ADVERSARIAL = {
 }
 
 
+@pytest.mark.parametrize("method", sorted(METHODS))
 @pytest.mark.parametrize("index", INDEXES)
 @pytest.mark.parametrize("case", sorted(ADVERSARIAL))
-def test_adversarial_inputs_match_reference(variant, work, index, case):
+def test_adversarial_inputs_match_reference(variant, work, index, method, case):
     x, eps, min_pts = ADVERSARIAL[case]
-    check_against_reference(variant, work, x, eps, min_pts, index)
+    check_against_reference(variant, work, x, eps, min_pts, index, method)
 
 
 def test_shared_border_rule(seq, work):
@@ -89,7 +95,9 @@ def test_variants_and_indexes_agree_on_blobs(all_variants, work):
     results = {}
     for name, binary in all_variants.items():
         for index in INDEXES if name != "seq" else ("grid",):
-            results[(name, index)] = run_dbscan(binary, work, data, 0.3, 8, "--index", index, tag=f"{name}{index}")
+            for method, args in METHODS.items():
+                results[(name, index, method)] = run_dbscan(binary, work, data, 0.3, 8, "--index", index, *args,
+                                                            tag=f"{name}{index}{method}")
     (_, (first, rep0)), *rest = results.items()
     assert rep0["clusters"] >= 5 and rep0["noise"] > 0 and rep0["border"] > 0
     for key, (labels, rep) in rest:
@@ -111,9 +119,10 @@ def test_real_data_identical_to_sklearn(seq, omp, gpu, work, data_dir, name, eps
     want = sklearn.DBSCAN(eps=eps, min_samples=min_pts).fit(x).labels_
     assert want.max() >= 1 and (want == -1).any(), "parameters should give several clusters and some noise"
     for binary in (seq, omp, gpu):
-        labels, rep = run_dbscan(binary, work, path, eps, min_pts, tag=binary.name)
-        bad = np.flatnonzero(labels != want)
-        assert bad.size == 0, f"{binary.name} on {name}: {bad.size} labels differ from scikit-learn"
+        for method, args in METHODS.items():
+            labels, rep = run_dbscan(binary, work, path, eps, min_pts, *args, tag=binary.name + method)
+            bad = np.flatnonzero(labels != want)
+            assert bad.size == 0, f"{binary.name}/{method} on {name}: {bad.size} labels differ from scikit-learn"
         assert rep["clusters"] == want.max() + 1
 
 
@@ -128,7 +137,7 @@ def test_high_dimension_uses_all_pairs_by_default(seq, work):
 def test_report_fields(seq, work):
     _, rep = run_dbscan(seq, work, "gen:blobs:n=2000,d=2,centers=4", 0.5, 5, "--repeat", "2")
     assert rep["subcommand"] == "dbscan" and rep["variant"] == "seq"
-    assert set(rep["timing"]["phases_s"]) == {"h2d", "index", "core", "union", "label", "d2h"}
+    assert set(rep["timing"]["phases_s"]) == {"h2d", "index", "core", "connect", "label", "d2h"}
     assert len(rep["runs"]) == 2 and rep["params"]["method"] == "union-find"
 
 
@@ -141,6 +150,9 @@ BAD = [
     (["--eps", "0.1", "--min-pts", "0"], "--min-pts"),
     (["--eps", "0.1", "--min-pts", "x"], "--min-pts"),
     (["--eps", "0.1", "--min-pts", "3", "--index", "kdtree"], "--index"),
+    (["--eps", "0.1", "--min-pts", "3", "--method", "optics"], "--method"),
+    (["--eps", "0.1", "--min-pts", "3", "--method", "chains", "--chains", "0"], "--chains"),
+    (["--eps", "0.1", "--min-pts", "3", "--method", "chains", "--seed-list", "-4"], "--seed-list"),
 ]
 
 
@@ -170,6 +182,14 @@ def test_bad_files(seq, work):
 
 def test_sanitizer_build_runs_dbscan_cleanly(asan, work):
     for index in INDEXES:
-        rc, _, err = asan.run("dbscan", "gen:blobs:n=3000,d=3,centers=5", "--eps", "0.6", "--min-pts", "5",
-                              "--index", index, "--labels", work / f"{index}.txt")
-        assert rc == 0 and "Sanitizer" not in err and "runtime error" not in err, err
+        for method, args in METHODS.items():
+            rc, _, err = asan.run("dbscan", "gen:blobs:n=3000,d=3,centers=5", "--eps", "0.6", "--min-pts", "5",
+                                  "--index", index, *args, "--labels", work / f"{index}{method}.txt")
+            assert rc == 0 and "Sanitizer" not in err and "runtime error" not in err, err
+
+
+def test_chains_report(seq, work):
+    _, rep = run_dbscan(seq, work, "gen:blobs:n=3000,d=2,centers=5", 0.4, 5, "--method", "chains", "--chains", "4",
+                        "--seed-list", "8")
+    assert rep["params"]["method"] == "chains" and rep["params"]["chains"] == 4
+    assert rep["params"]["rounds"] >= 3000 // (4 * 32)
