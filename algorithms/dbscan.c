@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *const db_index_names[3] = {"none", "grid", "directory"};
 const char *const db_phase_names[DB_NPHASES] = {"h2d", "index", "core", "connect", "label", "d2h"};
 
 DEV_FUNCS_BEGIN
@@ -34,18 +35,24 @@ DEV_FUNCS_BEGIN
 /* What the candidate search reads; built inside each parallel loop from its device pointers. */
 typedef struct {
   const float *x;
-  const double *lo;    /* per-dimension minimum (grid origin) */
-  const long *start;   /* bucket b holds order[start[b] .. start[b+1]) */
-  const int *order;
+  const double *lo;      /* grid: per-dimension minimum (grid origin) */
+  const long *start;     /* grid: bucket b holds order[start[b] .. start[b+1]); directory: page starts */
+  const int *order;      /* grid and directory: point indices grouped by bucket or page */
+  const float *node_lo, *node_hi; /* directory: each node's range in its level's dimension */
   size_t n, d;
-  double inv_eps;
+  double eps, inv_eps;
   unsigned long bucket_mask;
-  int cells_around;    /* 3^d with the grid, 0 without an index */
+  int kind;              /* a db_index_kind */
+  int cells_around;      /* grid: 3^d */
+  int levels, fanout;    /* directory */
 } db_view;
 
+/* A walk over the candidate neighbours of one point: a sequence of ranges of `order`. */
 typedef struct {
-  long home[DB_GRID_MAX_DIM], cell[DB_GRID_MAX_DIM];
-  int around;
+  long home[DB_GRID_MAX_DIM], cell[DB_GRID_MAX_DIM]; /* grid: the point's cell, the current cell */
+  int around;                                         /* grid: which of the 3^d cells */
+  int level, child[DB_DIR_MAX_LEVELS], node[DB_DIR_MAX_LEVELS]; /* directory: depth-first walk */
+  double point[DB_DIR_MAX_LEVELS];                    /* directory: the point's first coordinates */
   size_t pos, end;
 } db_cursor;
 
@@ -61,36 +68,92 @@ static inline unsigned long db_bucket(const db_view *v, const long *cell) {
 
 static inline void db_cursor_init(const db_view *v, size_t i, db_cursor *c) {
   c->around = -1;
-  c->pos = 0;
-  c->end = v->cells_around ? 0 : v->n;
-  if (v->cells_around) db_cell_of(v, i, c->home);
+  c->level = 0;
+  c->child[0] = 0;
+  c->pos = c->end = 0;
+  if (v->kind == DB_INDEX_GRID) db_cell_of(v, i, c->home);
+  if (v->kind == DB_INDEX_DIRECTORY)
+    for (int l = 0; l < v->levels; l++) c->point[l] = (double)v->x[i * v->d + (size_t)l];
 }
 
-/* Sets *q to the next candidate neighbour (i itself included); returns 0 when none is left.
- * With the grid, a bucket may hold points of other cells (hash collisions): they are skipped,
- * so that no point is seen twice. */
+/* First node of directory level l in the node arrays (levels hold F, F^2, ... nodes). */
+static inline long db_level_offset(int fanout, int l) {
+  long off = 0, width = fanout;
+  for (int k = 0; k < l; k++, width *= fanout) off += width;
+  return off;
+}
+
+/* The next range [*first, *last) of `order` (of point indices without an index) that may hold
+ * neighbours, and for the grid the cell its points must be in; returns 0 when none is left.
+ * Grid: the buckets of the 3^d cells around the point. Directory (CUDA-DClust*): a depth-first
+ * walk over the nodes whose range in their level's dimension meets [x - eps, x + eps], down to
+ * the data pages. */
+static inline int db_next_range(const db_view *v, db_cursor *c, size_t *first, size_t *last) {
+  if (v->kind == DB_INDEX_NONE) {
+    if (c->around++ >= 0) return 0;
+    *first = 0;
+    *last = v->n;
+    return 1;
+  }
+  if (v->kind == DB_INDEX_GRID) {
+    if (++c->around >= v->cells_around) return 0;
+    for (size_t j = 0, t = (size_t)c->around; j < v->d; j++, t /= 3) c->cell[j] = c->home[j] + (long)(t % 3) - 1;
+    const unsigned long b = db_bucket(v, c->cell);
+    *first = (size_t)v->start[b];
+    *last = (size_t)v->start[b + 1];
+    return 1;
+  }
+  while (c->level >= 0) {
+    const int l = c->level;
+    if (c->child[l] >= v->fanout) { /* this node is done: back to its parent's next child */
+      if (--c->level >= 0) c->child[c->level]++;
+      continue;
+    }
+    const long idx = (l == 0 ? 0 : (long)c->node[l - 1] * v->fanout) + c->child[l];
+    const long node = db_level_offset(v->fanout, l) + idx;
+    if ((double)v->node_lo[node] > c->point[l] + v->eps || (double)v->node_hi[node] < c->point[l] - v->eps) {
+      c->child[l]++;
+      continue;
+    }
+    if (l == v->levels - 1) { /* a data page */
+      c->child[l]++;
+      *first = (size_t)v->start[idx];
+      *last = (size_t)v->start[idx + 1];
+      return 1;
+    }
+    c->node[l] = (int)idx;
+    c->level++;
+    c->child[l + 1] = 0;
+  }
+  return 0;
+}
+
+/* Whether candidate q of a range is one to test: with the grid, a bucket may hold points of
+ * other cells (hash collisions), which are skipped so that no point is seen twice. */
+static inline int db_in_cell(const db_view *v, size_t q, const long *cell) {
+  if (v->kind != DB_INDEX_GRID) return 1;
+  long qcell[DB_GRID_MAX_DIM];
+  db_cell_of(v, q, qcell);
+  int same = 1;
+  for (size_t j = 0; j < v->d; j++) same &= qcell[j] == cell[j];
+  return same;
+}
+
+static inline size_t db_candidate_at(const db_view *v, size_t s) {
+  return v->kind == DB_INDEX_NONE ? s : (size_t)v->order[s];
+}
+
+/* Sets *q to the next candidate neighbour (i itself included); returns 0 when none is left. */
 static inline int db_next_candidate(const db_view *v, db_cursor *c, size_t *q) {
   for (;;) {
     while (c->pos < c->end) {
-      if (!v->cells_around) {
-        *q = c->pos++;
-        return 1;
-      }
-      const size_t cand = (size_t)v->order[c->pos++];
-      long cell[DB_GRID_MAX_DIM];
-      db_cell_of(v, cand, cell);
-      int same = 1;
-      for (size_t j = 0; j < v->d; j++) same &= cell[j] == c->cell[j];
-      if (same) {
+      const size_t cand = db_candidate_at(v, c->pos++);
+      if (db_in_cell(v, cand, c->cell)) {
         *q = cand;
         return 1;
       }
     }
-    if (!v->cells_around || ++c->around >= v->cells_around) return 0;
-    for (size_t j = 0, t = (size_t)c->around; j < v->d; j++, t /= 3) c->cell[j] = c->home[j] + (long)(t % 3) - 1;
-    const unsigned long b = db_bucket(v, c->cell);
-    c->pos = (size_t)v->start[b];
-    c->end = (size_t)v->start[b + 1];
+    if (!db_next_range(v, c, &c->pos, &c->end)) return 0;
   }
 }
 
@@ -129,19 +192,6 @@ static inline void db_atomic_min(int *a, int v) {
   int cur = __atomic_load_n(a, __ATOMIC_RELAXED);
   while (v < cur && !__atomic_compare_exchange_n(a, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
-}
-
-/* The bucket range and the cell of the a-th cell around `home` (grid), or all points (no index). */
-static inline void db_cell_range(const db_view *v, const long *home, int a, long *cell, size_t *lo, size_t *hi) {
-  if (!v->cells_around) {
-    *lo = 0;
-    *hi = v->n;
-    return;
-  }
-  for (size_t j = 0, t = (size_t)a; j < v->d; j++, t /= 3) cell[j] = home[j] + (long)(t % 3) - 1;
-  const unsigned long b = db_bucket(v, cell);
-  *lo = (size_t)v->start[b];
-  *hi = (size_t)v->start[b + 1];
 }
 
 enum { DB_UNCLAIMED = -1, DB_NOISE = -2 };
@@ -188,16 +238,37 @@ static inline void db_mark(const db_chain *c, int q) {
   }
 }
 
+/* The scalars of the candidate search, copied into every parallel loop with the pointers. */
+typedef struct {
+  size_t n, d;
+  double eps, inv_eps;
+  unsigned long bucket_mask;
+  int kind, cells_around, levels, fanout;
+} db_geometry;
+
+static inline db_view db_make_view(db_geometry g, const float *x, const double *lo, const long *start, const int *order,
+                                   const float *node_lo, const float *node_hi) {
+  const db_view v = {x, lo, start, order, node_lo, node_hi, g.n, g.d, g.eps, g.inv_eps, g.bucket_mask, g.kind,
+                     g.cells_around, g.levels, g.fanout};
+  return v;
+}
+
 DEV_FUNCS_END
 
-#define DB_VIEW {x, lo, start, order, n, d, inv_eps, bucket_mask, cells_around}
+/* The index as the functions below receive it: scalars, and the device arrays one by one (so that
+ * each is translated to its device address when a target region captures it). */
+#define DB_INDEX_PARAMS                                                                                         \
+  db_geometry geo, const float *x, const double *lo, const long *start, const int *order, const float *node_lo, \
+      const float *node_hi
+#define DB_INDEX_ARGS geo, x, lo, start, order, node_lo, node_hi
+#define DB_VIEW db_make_view(geo, x, lo, start, order, node_lo, node_hi)
 
 /* The default method: core flags (the count stops at min_pts), then every core point links to
  * each core neighbour of smaller index. Leaves parent[] a forest whose roots are the smallest
  * index of each component of core points. */
-static void db_connect_union_find(const float *x, const double *lo, const long *start, const int *order, size_t n,
-                                  size_t d, double inv_eps, double eps2, unsigned long bucket_mask, int cells_around,
-                                  long min_pts, int *core, int *parent, db_result *result) {
+static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, int *core, int *parent,
+                                  db_result *result) {
+  const size_t n = geo.n, d = geo.d;
   double t0 = pc_now();
   PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
   for (size_t i = 0; i < n; i++) {
@@ -245,15 +316,14 @@ static void db_connect_union_find(const float *x, const double *lo, const long *
  * collision matrix: chain slots are reused, so a p x p matrix could not name finished chains.
  * Leaves core[] and parent[] as db_connect_union_find does. Returns 0, or -1 (allocation).
  */
-static int db_connect_chains(const float *x, const double *lo, const long *start, const int *order, size_t n, size_t d,
-                             double inv_eps, double eps2, unsigned long bucket_mask, int cells_around,
-                             const db_params *params, int *core, int *parent, db_result *result) {
+static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *params, int *core, int *parent,
+                             db_result *result) {
+  const size_t n = geo.n, d = geo.d;
   const int min_pts = params->min_pts, capacity = params->seed_list;
   /* at most 2^26 quarantine entries in all */
   int chains = params->chains;
   const size_t qcap = min_pts > 1 ? (size_t)min_pts - 1 : 1;
   while (chains > 1 && (size_t)chains * qcap > ((size_t)1 << 26)) chains /= 2;
-  const int ncells = cells_around ? cells_around : 1;
   int *owner = pc_try_alloc(n, sizeof *owner, "chain owners");
   int *chain_of = pc_try_alloc(n, sizeof *chain_of, "chain of each core point");
   int *cparent = pc_try_alloc(n, sizeof *cparent, "chain collisions");
@@ -355,24 +425,15 @@ static int db_connect_chains(const float *x, const double *lo, const long *start
       const db_view v = DB_VIEW;
       for (int step = 0; step < DB_SEEDS_PER_LAUNCH && slot_count[c] > 0; step++) {
         const int p = chain.list[--slot_count[c]];
-        long home[DB_GRID_MAX_DIM];
-        if (cells_around) db_cell_of(&v, (size_t)p, home);
         long count = 0;
-        for (int a = 0; a < ncells; a++) {
-          long cell[DB_GRID_MAX_DIM];
-          size_t first, last;
-          db_cell_range(&v, home, a, cell, &first, &last);
+        db_cursor walk;
+        size_t first, last;
+        db_cursor_init(&v, (size_t)p, &walk);
+        while (db_next_range(&v, &walk, &first, &last)) {
           TEAM_PAR_FOR()
           for (size_t s = first; s < last; s++) {
-            const size_t q = cells_around ? (size_t)order[s] : s;
-            if (cells_around) {
-              long qcell[DB_GRID_MAX_DIM];
-              db_cell_of(&v, q, qcell);
-              int same = 1;
-              for (size_t j = 0; j < d; j++) same &= qcell[j] == cell[j];
-              if (!same) continue;
-            }
-            if (!db_within(x, d, (size_t)p, q, eps2)) continue;
+            const size_t q = db_candidate_at(&v, s);
+            if (!db_in_cell(&v, q, walk.cell) || !db_within(x, d, (size_t)p, q, eps2)) continue;
             long k;
             PAR_ATOMIC_CAPTURE
             k = count++;
@@ -436,51 +497,113 @@ static int db_connect_chains(const float *x, const double *lo, const long *start
   return 0;
 }
 
+static int cmp_float(const void *a, const void *b) {
+  const float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+/* CUDA-DClust*'s directory, built on the host as in the paper (section 6): the points are sorted
+ * by dimension 0 and cut into `fanout` quantile partitions, each of those sorted by dimension 1
+ * and cut again, and so on for `levels` levels; the last level's partitions are the data pages.
+ * Fills order (points in page order), start (page starts, fanout^levels + 1 entries) and each
+ * node's range in its dimension (empty nodes get an empty range). */
+static void db_build_directory(const float *x, size_t n, size_t d, int levels, int fanout, int *order, long *start,
+                               float *node_lo, float *node_hi) {
+  typedef struct {
+    float key;
+    int index;
+  } keyed;
+  keyed *buf = pc_xalloc(n ? n : 1, sizeof *buf, "directory sort");
+  for (size_t i = 0; i < n; i++) order[i] = (int)i;
+  long parts = 1; /* partitions of the level above */
+  for (int l = 0; l < levels; l++, parts *= fanout) {
+    const long off = db_level_offset(fanout, l);
+    for (long part = 0; part < parts; part++) {
+      /* the partition's points: the equal-count split of the level above, recomputed */
+      size_t lo_i = 0, hi_i = n;
+      for (int k = 0, rest = (int)part; k < l; k++) {
+        long div = 1;
+        for (int m = k + 1; m < l; m++) div *= fanout;
+        const long c = rest / div;
+        rest = (int)(rest % div);
+        const size_t len = hi_i - lo_i;
+        hi_i = lo_i + len * (size_t)(c + 1) / (size_t)fanout;
+        lo_i = lo_i + len * (size_t)c / (size_t)fanout;
+      }
+      for (size_t s = lo_i; s < hi_i; s++) buf[s - lo_i] = (keyed){x[(size_t)order[s] * d + (size_t)l], order[s]};
+      qsort(buf, hi_i - lo_i, sizeof *buf, cmp_float);
+      for (size_t s = lo_i; s < hi_i; s++) order[s] = buf[s - lo_i].index;
+      const size_t len = hi_i - lo_i;
+      for (int c = 0; c < fanout; c++) {
+        const size_t b = lo_i + len * (size_t)c / (size_t)fanout, e = lo_i + len * (size_t)(c + 1) / (size_t)fanout;
+        const long node = off + part * fanout + c;
+        node_lo[node] = b < e ? x[(size_t)order[b] * d + (size_t)l] : INFINITY;
+        node_hi[node] = b < e ? x[(size_t)order[e - 1] * d + (size_t)l] : -INFINITY;
+        if (l == levels - 1) start[part * fanout + c] = (long)b;
+      }
+    }
+  }
+  start[parts] = (long)n;
+  free(buf);
+}
+
 int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int *labels, unsigned char *is_core,
                db_result *result) {
   memset(result, 0, sizeof *result);
-  const int use_grid = params->index == DB_INDEX_GRID;
-  if (use_grid && d > DB_GRID_MAX_DIM)
+  const int kind = params->index;
+  if (kind == DB_INDEX_GRID && d > DB_GRID_MAX_DIM)
     return pc_fail("dbscan: the grid index supports d <= %d (this data has d = %zu); use --index none", DB_GRID_MAX_DIM, d);
-  const double eps2 = params->eps * params->eps, inv_eps = 1.0 / params->eps;
+  db_geometry geo = {n, d, params->eps, 1.0 / params->eps, 0, kind, 0, 0, 0};
+  const double eps2 = params->eps * params->eps;
   const long min_pts = params->min_pts;
-  int cells_around = 0;
-  if (use_grid)
-    for (size_t j = 0, p = 1; j < d; j++) cells_around = (int)(p *= 3);
-
-  /* Buckets: a power of two >= 2n (grid only; one entry otherwise). */
-  unsigned long nbuckets = 1;
-  while (use_grid && nbuckets < 2 * (unsigned long)n) nbuckets <<= 1;
-  const unsigned long bucket_mask = nbuckets - 1;
+  size_t nstart = 1, nnodes = 1; /* entries of start[] and of the node ranges */
+  if (kind == DB_INDEX_GRID) {
+    geo.cells_around = 1;
+    for (size_t j = 0; j < d; j++) geo.cells_around *= 3;
+    unsigned long nbuckets = 1;
+    while (nbuckets < 2 * (unsigned long)n) nbuckets <<= 1; /* a power of two >= 2n */
+    geo.bucket_mask = nbuckets - 1;
+    nstart = nbuckets + 1;
+  } else if (kind == DB_INDEX_DIRECTORY) {
+    geo.levels = params->levels < (int)d ? params->levels : (int)d;
+    geo.fanout = params->fanout;
+    nnodes = (size_t)db_level_offset(geo.fanout, geo.levels);
+    nstart = nnodes - (size_t)db_level_offset(geo.fanout, geo.levels - 1) + 1; /* pages + 1 */
+  }
   const size_t nlo = d > 0 ? d : 1;
   double *lo = pc_try_alloc(nlo, sizeof *lo, "grid origin");
-  long *start = pc_try_alloc(nbuckets + 1, sizeof *start, "grid buckets");
-  long *fill = pc_try_alloc(nbuckets + 1, sizeof *fill, "grid fill");
-  int *order = pc_try_alloc(n, sizeof *order, "grid order");
+  long *start = pc_try_alloc(nstart, sizeof *start, "index ranges");
+  long *fill = pc_try_alloc(nstart, sizeof *fill, "grid fill");
+  int *order = pc_try_alloc(n, sizeof *order, "index order");
+  float *node_lo = pc_try_alloc(nnodes, sizeof *node_lo, "directory nodes");
+  float *node_hi = pc_try_alloc(nnodes, sizeof *node_hi, "directory nodes");
   int *parent = pc_try_alloc(n, sizeof *parent, "union-find parents");
   long *root_rank = pc_try_alloc(n, sizeof *root_rank, "cluster numbering");
   int *core = pc_try_alloc(n, sizeof *core, "core flags");
-  if (!lo || !start || !fill || !order || !parent || !root_rank || !core) {
-    free(lo), free(start), free(fill), free(order), free(parent), free(root_rank), free(core);
-    return -1;
-  }
-  for (size_t j = 0; j < d; j++) {
+  int rc = 0;
+  if (!lo || !start || !fill || !order || !node_lo || !node_hi || !parent || !root_rank || !core) rc = -1;
+  for (size_t j = 0; !rc && j < d; j++) {
     double m = INFINITY;
     for (size_t i = 0; i < n; i++) m = fmin(m, (double)x[i * d + j]);
     lo[j] = m;
   }
+  if (rc) goto done;
 
   const double t_start = pc_now();
   double t0 = t_start;
-  DEV_ENTER(map(to : x[0 : n * d], lo[0 : nlo]) map(alloc : start[0 : nbuckets + 1], fill[0 : nbuckets + 1],
-                                                      order[0 : n], parent[0 : n], root_rank[0 : n], core[0 : n],
-                                                      labels[0 : n]))
+  if (kind == DB_INDEX_DIRECTORY) /* on the host, as the paper does: timed as the index phase */
+    db_build_directory(x, n, d, geo.levels, geo.fanout, order, start, node_lo, node_hi);
+  const double t_dir = pc_now() - t0;
+  t0 = pc_now();
+  DEV_ENTER(map(to : x[0 : n * d], lo[0 : nlo], start[0 : nstart], order[0 : n], node_lo[0 : nnodes],
+                node_hi[0 : nnodes]) map(alloc : fill[0 : nstart], parent[0 : n], root_rank[0 : n], core[0 : n],
+                                         labels[0 : n]))
   double t1 = pc_now();
   result->phase_s[DB_PHASE_H2D] = t1 - t0;
 
-  if (use_grid) { /* counting sort of the points by bucket */
+  if (kind == DB_INDEX_GRID) { /* counting sort of the points by bucket */
     PAR_FOR()
-    for (unsigned long b = 0; b <= nbuckets; b++) start[b] = 0;
+    for (size_t b = 0; b < nstart; b++) start[b] = 0;
     PAR_FOR()
     for (size_t i = 0; i < n; i++) {
       const db_view v = DB_VIEW;
@@ -490,9 +613,9 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
       PAR_ATOMIC
       start[b] += 1;
     }
-    pc_exclusive_scan(start, nbuckets + 1);
+    pc_exclusive_scan(start, nstart);
     PAR_FOR()
-    for (unsigned long b = 0; b <= nbuckets; b++) fill[b] = start[b];
+    for (size_t b = 0; b < nstart; b++) fill[b] = start[b];
     PAR_FOR()
     for (size_t i = 0; i < n; i++) {
       const db_view v = DB_VIEW;
@@ -506,60 +629,55 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     }
   }
   t0 = pc_now();
-  result->phase_s[DB_PHASE_INDEX] = t0 - t1;
+  result->phase_s[DB_PHASE_INDEX] = t_dir + (t0 - t1);
 
   if (params->method == DB_METHOD_CHAINS) {
-    const double t_chains = pc_now();
-    if (db_connect_chains(x, lo, start, order, n, d, inv_eps, eps2, bucket_mask, cells_around, params, core, parent,
-                          result) != 0) {
-      DEV_EXIT(map(delete : x[0 : n * d], lo[0 : nlo], start[0 : nbuckets + 1], fill[0 : nbuckets + 1], order[0 : n],
-                            parent[0 : n], root_rank[0 : n], core[0 : n], labels[0 : n]))
-      free(lo), free(start), free(fill), free(order), free(parent), free(root_rank), free(core);
-      return -1;
-    }
-    result->phase_s[DB_PHASE_CONNECT] = pc_now() - t_chains;
+    rc = db_connect_chains(DB_INDEX_ARGS, eps2, params, core, parent, result);
+    result->phase_s[DB_PHASE_CONNECT] = pc_now() - t0;
   } else {
-    db_connect_union_find(x, lo, start, order, n, d, inv_eps, eps2, bucket_mask, cells_around, min_pts, core, parent,
-                          result);
+    db_connect_union_find(DB_INDEX_ARGS, eps2, min_pts, core, parent, result);
   }
   t0 = pc_now();
 
-  PAR_FOR()
-  for (size_t i = 0; i < n; i++) root_rank[i] = core[i] && parent[i] == (int)i;
-  const long clusters = pc_exclusive_scan(root_rank, n);
-  PAR_FOR()
-  for (size_t i = 0; i < n; i++) labels[i] = core[i] ? (int)root_rank[db_find(parent, (int)i)] : -1;
-  long n_core = 0, n_noise = 0;
-  PAR_FOR(reduction(+ : n_core, n_noise) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
-  for (size_t i = 0; i < n; i++) {
-    if (core[i]) {
-      n_core++;
-      continue;
+  long clusters = 0, n_core = 0, n_noise = 0;
+  if (!rc) {
+    PAR_FOR()
+    for (size_t i = 0; i < n; i++) root_rank[i] = core[i] && parent[i] == (int)i;
+    clusters = pc_exclusive_scan(root_rank, n);
+    PAR_FOR()
+    for (size_t i = 0; i < n; i++) labels[i] = core[i] ? (int)root_rank[db_find(parent, (int)i)] : -1;
+    PAR_FOR(reduction(+ : n_core, n_noise) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+    for (size_t i = 0; i < n; i++) {
+      if (core[i]) {
+        n_core++;
+        continue;
+      }
+      const db_view v = DB_VIEW;
+      db_cursor c;
+      size_t q;
+      int best = INT_MAX;
+      db_cursor_init(&v, i, &c);
+      while (db_next_candidate(&v, &c, &q))
+        if (core[q] && labels[q] < best && db_within(x, d, i, q, eps2)) best = labels[q];
+      labels[i] = best == INT_MAX ? -1 : best;
+      n_noise += best == INT_MAX;
     }
-    const db_view v = DB_VIEW;
-    db_cursor c;
-    size_t q;
-    int best = INT_MAX;
-    db_cursor_init(&v, i, &c);
-    while (db_next_candidate(&v, &c, &q))
-      if (core[q] && labels[q] < best && db_within(x, d, i, q, eps2)) best = labels[q];
-    labels[i] = best == INT_MAX ? -1 : best;
-    n_noise += best == INT_MAX;
   }
   t1 = pc_now();
   result->phase_s[DB_PHASE_LABEL] = t1 - t0;
 
   DEV_UPDATE(from(labels[0 : n], core[0 : n]))
-  DEV_EXIT(map(delete : x[0 : n * d], lo[0 : nlo], start[0 : nbuckets + 1], fill[0 : nbuckets + 1], order[0 : n],
-                        parent[0 : n], root_rank[0 : n], core[0 : n], labels[0 : n]))
+  DEV_EXIT(map(delete : x[0 : n * d], lo[0 : nlo], start[0 : nstart], order[0 : n], node_lo[0 : nnodes],
+               node_hi[0 : nnodes], fill[0 : nstart], parent[0 : n], root_rank[0 : n], core[0 : n], labels[0 : n]))
   result->phase_s[DB_PHASE_D2H] = pc_now() - t1;
   result->total_s = pc_now() - t_start;
   result->clusters = clusters;
   result->core = n_core;
   result->noise = n_noise;
   result->border = (long)n - n_core - n_noise;
-  if (is_core)
+  if (is_core && !rc)
     for (size_t i = 0; i < n; i++) is_core[i] = (unsigned char)core[i];
-  free(lo), free(start), free(fill), free(order), free(parent), free(root_rank), free(core);
-  return 0;
+done:
+  free(lo), free(start), free(fill), free(order), free(node_lo), free(node_hi), free(parent), free(root_rank), free(core);
+  return rc;
 }

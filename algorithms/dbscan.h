@@ -16,10 +16,14 @@
 
 #include <stddef.h>
 
-/* Neighbour search: every pair (no index, as CUDA-DClust), or a uniform grid of cell side eps
- * whose cells are hashed into buckets (3^d cells are searched per point, so d is limited). */
-typedef enum { DB_INDEX_NONE, DB_INDEX_GRID } db_index_kind;
+/* Neighbour search: every pair (no index, as CUDA-DClust); a uniform grid of cell side eps whose
+ * cells are hashed into buckets (3^d cells are searched per point, so d is limited); or
+ * CUDA-DClust*'s directory (`levels` levels of `fanout` quantile partitions, level l on
+ * dimension l, built by sorting on the host). */
+typedef enum { DB_INDEX_NONE, DB_INDEX_GRID, DB_INDEX_DIRECTORY } db_index_kind;
 #define DB_GRID_MAX_DIM 8
+#define DB_DIR_MAX_LEVELS 8
+extern const char *const db_index_names[3]; /* "none", "grid", "directory" */
 
 /* Timed phases. core: the core flags (union-find method); connect: the union-find, or the
  * chains' expansion, which finds the core points as it goes; label: cluster numbering and
@@ -38,6 +42,8 @@ typedef struct {
   db_method method;
   int chains;      /* chains: how many are expanded at once (>= 1) */
   int seed_list;   /* chains: capacity of each chain's seed list (>= 1) */
+  int levels;      /* directory: 1..DB_DIR_MAX_LEVELS (at most d are used) */
+  int fanout;      /* directory: >= 2 */
 } db_params;
 
 typedef struct {

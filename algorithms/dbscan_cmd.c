@@ -23,8 +23,11 @@ static const char usage[] =
     "INPUT: a text/CSV file, a .npy file, raw float32 with --shape N,D, or gen:uniform:... / gen:blobs:...\n"
     "  --eps E              neighbourhood radius (> 0)\n"
     "  --min-pts M          minimum neighbourhood size of a core point (>= 1)\n"
-    "  --index grid|none    neighbour search: a hashed grid of cell side E (d <= 8; the default\n"
-    "                       there) or every pair (the default for d > 8)\n"
+    "  --index grid|directory|none  neighbour search: a hashed grid of cell side E (d <= 8; the\n"
+    "                       default there), CUDA-DClust*'s directory (quantile partitions of the\n"
+    "                       first dimensions, sorted on the host), or every pair (the default for d > 8)\n"
+    "  --levels L           directory: levels, one dimension each (default 3)\n"
+    "  --fanout F           directory: partitions per node (default 16)\n"
     "  --method union-find|chains  core flags + lock-free union-find (default), or CUDA-DClust's chains\n"
     "  --chains C           chains: expansions run at once (default 1024)\n"
     "  --seed-list S        chains: capacity of each chain's seed list (default 2048; overflow is refilled)\n"
@@ -32,12 +35,13 @@ static const char usage[] =
     "common options: --seed, --shape N,D, --threads T, --allow-host, --repeat R, --warmup W,\n"
     "  --report FILE (JSON: counts of clusters, core, border and noise points, phase times), --quiet\n";
 
-enum { OPT_EPS = 2000, OPT_MIN_PTS, OPT_INDEX, OPT_LABELS, OPT_METHOD, OPT_CHAINS, OPT_SEED_LIST };
+enum { OPT_EPS = 2000, OPT_MIN_PTS, OPT_INDEX, OPT_LABELS, OPT_METHOD, OPT_CHAINS, OPT_SEED_LIST, OPT_LEVELS, OPT_FANOUT };
 static const struct option own_options[] = {
     {"eps", required_argument, NULL, OPT_EPS}, {"min-pts", required_argument, NULL, OPT_MIN_PTS},
     {"index", required_argument, NULL, OPT_INDEX}, {"labels", required_argument, NULL, OPT_LABELS},
     {"method", required_argument, NULL, OPT_METHOD}, {"chains", required_argument, NULL, OPT_CHAINS},
-    {"seed-list", required_argument, NULL, OPT_SEED_LIST},
+    {"seed-list", required_argument, NULL, OPT_SEED_LIST}, {"levels", required_argument, NULL, OPT_LEVELS},
+    {"fanout", required_argument, NULL, OPT_FANOUT},
     {NULL, 0, NULL, 0}};
 
 typedef struct {
@@ -45,7 +49,7 @@ typedef struct {
   long long min_pts;
   const char *index, *labels_path;
   db_method method;
-  int chains, seed_list;
+  int chains, seed_list, levels, fanout;
 } dbscan_opts;
 
 static void handle_option(int id, const char *arg, void *ctx) {
@@ -57,8 +61,8 @@ static void handle_option(int id, const char *arg, void *ctx) {
       break;
     case OPT_MIN_PTS: o->min_pts = pc_parse_int("--min-pts", arg, 1, 0x7fffffff); break;
     case OPT_INDEX:
-      if (strcmp(arg, "grid") != 0 && strcmp(arg, "none") != 0)
-        pc_die(PC_EXIT_USAGE, "option --index: expected grid or none, got '%s'", arg);
+      if (strcmp(arg, "grid") != 0 && strcmp(arg, "none") != 0 && strcmp(arg, "directory") != 0)
+        pc_die(PC_EXIT_USAGE, "option --index: expected grid, directory or none, got '%s'", arg);
       o->index = arg;
       break;
     case OPT_LABELS: o->labels_path = arg; break;
@@ -69,11 +73,13 @@ static void handle_option(int id, const char *arg, void *ctx) {
       break;
     case OPT_CHAINS: o->chains = (int)pc_parse_int("--chains", arg, 1, 1 << 20); break;
     case OPT_SEED_LIST: o->seed_list = (int)pc_parse_int("--seed-list", arg, 1, 1 << 24); break;
+    case OPT_LEVELS: o->levels = (int)pc_parse_int("--levels", arg, 1, DB_DIR_MAX_LEVELS); break;
+    case OPT_FANOUT: o->fanout = (int)pc_parse_int("--fanout", arg, 2, 1 << 12); break;
   }
 }
 
 int pc_cmd_dbscan(int argc, char **argv) {
-  dbscan_opts o = {0.0, 0, NULL, NULL, DB_METHOD_UNION_FIND, 1024, 2048};
+  dbscan_opts o = {0.0, 0, NULL, NULL, DB_METHOD_UNION_FIND, 1024, 2048, 3, 16};
   pc_common_opts c;
   pc_cli_parse("dbscan", argc, argv, own_options, "", handle_option, &o, usage, &c);
   if (o.eps == 0.0) pc_die(PC_EXIT_USAGE, "dbscan: --eps E is required");
@@ -86,8 +92,16 @@ int pc_cmd_dbscan(int argc, char **argv) {
   int generated;
   pc_load_input(&c, &pts, &load_s, &generated);
   const size_t n = pts.n, d = pts.d;
-  db_params params = {o.eps, (int)o.min_pts, DB_INDEX_GRID, o.method, o.chains, o.seed_list};
+  db_params params = {o.eps, (int)o.min_pts, DB_INDEX_GRID, o.method, o.chains, o.seed_list, o.levels, o.fanout};
   if (o.index ? !strcmp(o.index, "none") : d > DB_GRID_MAX_DIM) params.index = DB_INDEX_NONE;
+  if (o.index && !strcmp(o.index, "directory")) params.index = DB_INDEX_DIRECTORY;
+  {
+    double pages = 1.0;
+    for (int l = 0; l < (o.levels < (int)d ? o.levels : (int)d); l++) pages *= o.fanout;
+    if (params.index == DB_INDEX_DIRECTORY && pages > (double)(1 << 20))
+      pc_die(PC_EXIT_USAGE, "dbscan: a directory of fanout %d and %d levels has %.0f pages, more than 2^20", o.fanout,
+             o.levels, pages);
+  }
   if (params.index == DB_INDEX_GRID && d > DB_GRID_MAX_DIM)
     pc_die(PC_EXIT_USAGE, "dbscan: the grid index supports d <= %d (this data has d = %zu); use --index none",
            DB_GRID_MAX_DIM, d);
@@ -120,7 +134,11 @@ int pc_cmd_dbscan(int argc, char **argv) {
       pc_json_int(&j, "seed_list", o.seed_list);
       pc_json_int(&j, "rounds", res.rounds);
     }
-    pc_json_str(&j, "index", params.index == DB_INDEX_GRID ? "grid" : "none");
+    pc_json_str(&j, "index", db_index_names[params.index]);
+    if (params.index == DB_INDEX_DIRECTORY) {
+      pc_json_int(&j, "levels", o.levels);
+      pc_json_int(&j, "fanout", o.fanout);
+    }
     pc_json_end_object(&j);
     pc_json_int(&j, "clusters", res.clusters);
     pc_json_int(&j, "core", res.core);
@@ -148,12 +166,11 @@ int pc_cmd_dbscan(int argc, char **argv) {
   }
   if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   if (!c.quiet)
-    fprintf(stderr, "dbscan [%s, %s]: n=%zu d=%zu eps=%g min_pts=%lld index=%s: %ld clusters, %ld core, %ld border, "
+    fprintf(stderr, "dbscan [%s, %s]: n=%zu d=%zu eps=%g min_pts=%lld index=%s method=%s: %ld clusters, %ld core, %ld border, "
                     "%ld noise; run %.4g s median of %d\n",
-            pc_build_variant(), dev.where, n, d, o.eps, o.min_pts,
-            params.index == DB_INDEX_GRID ? (o.method == DB_METHOD_CHAINS ? "grid, chains" : "grid")
-                                          : (o.method == DB_METHOD_CHAINS ? "none, chains" : "none"),
-            res.clusters, res.core, res.border, res.noise, total.median, c.repeat);
+            pc_build_variant(), dev.where, n, d, o.eps, o.min_pts, db_index_names[params.index],
+            o.method == DB_METHOD_CHAINS ? "chains" : "union-find", res.clusters, res.core, res.border, res.noise,
+            total.median, c.repeat);
   for (int p = 0; p < DB_NPHASES; p++) free(phases[p]);
   free(totals);
   free(labels);

@@ -13,7 +13,10 @@ import pytest
 from dbscan_reference import dbscan as reference
 from helpers import load_labels, write_points
 
-INDEXES = ("grid", "none")
+INDEXES = ("grid", "none", "directory")
+# the directory with a small fanout, so that the three levels and empty pages are exercised
+INDEX_ARGS = {"grid": ("--index", "grid"), "none": ("--index", "none"),
+              "directory": ("--index", "directory", "--levels", "3", "--fanout", "4")}
 # the union-find method, and CUDA-DClust's chains: with defaults, and with tiny seed lists and few
 # chains so that overflow, refill, new chains and splits all happen
 METHODS = {"union-find": (), "chains": ("--method", "chains"),
@@ -30,7 +33,7 @@ def run_dbscan(binary, work, data, eps, min_pts, *extra, tag="run"):
 
 def check_against_reference(binary, work, x, eps, min_pts, index, method="union-find"):
     path = write_points(work / "x.txt", x)
-    labels, rep = run_dbscan(binary, work, path, eps, min_pts, "--index", index, *METHODS[method])
+    labels, rep = run_dbscan(binary, work, path, eps, min_pts, *INDEX_ARGS[index], *METHODS[method])
     # the reference runs on the float32 values the program reads
     want, core = reference(np.asarray(x, dtype=np.float32), eps, min_pts)
     bad = np.flatnonzero(labels != want)
@@ -96,7 +99,7 @@ def test_variants_and_indexes_agree_on_blobs(all_variants, work):
     for name, binary in all_variants.items():
         for index in INDEXES if name != "seq" else ("grid",):
             for method, args in METHODS.items():
-                results[(name, index, method)] = run_dbscan(binary, work, data, 0.3, 8, "--index", index, *args,
+                results[(name, index, method)] = run_dbscan(binary, work, data, 0.3, 8, *INDEX_ARGS[index], *args,
                                                             tag=f"{name}{index}{method}")
     (_, (first, rep0)), *rest = results.items()
     assert rep0["clusters"] >= 5 and rep0["noise"] > 0 and rep0["border"] > 0
@@ -109,9 +112,12 @@ def test_variants_and_indexes_agree_on_blobs(all_variants, work):
 REAL = [("s1", 25000.5, 10), ("aggregation", 1.505, 6), ("birch1", 9000.5, 12)]
 
 
+@pytest.mark.parametrize("index", INDEXES)
 @pytest.mark.parametrize("name,eps,min_pts", REAL)
-def test_real_data_identical_to_sklearn(seq, omp, gpu, work, data_dir, name, eps, min_pts):
+def test_real_data_identical_to_sklearn(seq, omp, gpu, work, data_dir, name, eps, min_pts, index):
     sklearn = pytest.importorskip("sklearn.cluster")
+    if index == "none" and name == "birch1":
+        pytest.skip("all pairs of 100k points is slow here; the index-free search is covered by s1 and aggregation")
     path = data_dir / f"{name}.txt"
     if not path.exists():
         pytest.skip(f"{path} not in DATA_DIR")
@@ -120,10 +126,11 @@ def test_real_data_identical_to_sklearn(seq, omp, gpu, work, data_dir, name, eps
     assert want.max() >= 1 and (want == -1).any(), "parameters should give several clusters and some noise"
     for binary in (seq, omp, gpu):
         for method, args in METHODS.items():
-            labels, rep = run_dbscan(binary, work, path, eps, min_pts, *args, tag=binary.name + method)
+            labels, rep = run_dbscan(binary, work, path, eps, min_pts, *INDEX_ARGS[index], *args,
+                                     tag=binary.name + method)
             bad = np.flatnonzero(labels != want)
             assert bad.size == 0, f"{binary.name}/{method} on {name}: {bad.size} labels differ from scikit-learn"
-        assert rep["clusters"] == want.max() + 1
+            assert rep["clusters"] == want.max() + 1
 
 
 def test_high_dimension_uses_all_pairs_by_default(seq, work):
@@ -151,6 +158,10 @@ BAD = [
     (["--eps", "0.1", "--min-pts", "x"], "--min-pts"),
     (["--eps", "0.1", "--min-pts", "3", "--index", "kdtree"], "--index"),
     (["--eps", "0.1", "--min-pts", "3", "--method", "optics"], "--method"),
+    (["--eps", "0.1", "--min-pts", "3", "--index", "directory", "--levels", "0"], "--levels"),
+    (["--eps", "0.1", "--min-pts", "3", "--index", "directory", "--levels", "9"], "--levels"),
+    (["--eps", "0.1", "--min-pts", "3", "--index", "directory", "--fanout", "1"], "--fanout"),
+    (["--eps", "0.1", "--min-pts", "3", "--index", "directory", "--fanout", "4096", "--levels", "3"], "pages"),
     (["--eps", "0.1", "--min-pts", "3", "--method", "chains", "--chains", "0"], "--chains"),
     (["--eps", "0.1", "--min-pts", "3", "--method", "chains", "--seed-list", "-4"], "--seed-list"),
 ]
@@ -184,7 +195,7 @@ def test_sanitizer_build_runs_dbscan_cleanly(asan, work):
     for index in INDEXES:
         for method, args in METHODS.items():
             rc, _, err = asan.run("dbscan", "gen:blobs:n=3000,d=3,centers=5", "--eps", "0.6", "--min-pts", "5",
-                                  "--index", index, *args, "--labels", work / f"{index}{method}.txt")
+                                  *INDEX_ARGS[index], *args, "--labels", work / f"{index}{method}.txt")
             assert rc == 0 and "Sanitizer" not in err and "runtime error" not in err, err
 
 
