@@ -36,9 +36,9 @@ EXPERIMENTS_DIR = Path(__file__).resolve().parent
 SCALES = ("smoke", "default", "paper")
 EXIT_NO_DEVICE = 3
 FIELDS = ["experiment", "scale", "config", "variant", "program", "status", "reason", "repetition", "dataset",
-          "n", "d", "k", "params", "iterations", "converged", "sse", "load_s", "total_s", "h2d_s", "assign_s",
-          "update_s", "d2h_s", "exit_status", "compiler", "flags", "git_commit", "host_cpu", "threads", "gpu",
-          "where", "timestamp", "command"]
+          "n", "d", "k", "params", "iterations", "converged", "sse", "clusters", "noise", "load_s", "total_s",
+          "h2d_s", "assign_s", "update_s", "index_s", "core_s", "connect_s", "label_s", "d2h_s", "exit_status",
+          "compiler", "flags", "git_commit", "host_cpu", "threads", "gpu", "where", "timestamp", "command"]
 
 
 # ---- machine provenance ----------------------------------------------------------------------
@@ -156,19 +156,34 @@ def measure(exp, scale, params, variant, ctx):
             return status_row("failed", last_line(err) or f"exit status {rc}", exit_status=rc)
         try:
             rep = json.loads(report_path.read_text())
-            runs = rep["runs"]
-            sse = float(rep["sse"])
-            if not runs or sse != sse or sse < 0 or rep["iterations"] < 1:
-                raise ValueError("empty runs, bad SSE or no iteration")
+            self_check(rep)
         except (OSError, ValueError, KeyError, TypeError) as e:
             return status_row("failed", f"self-check: unusable report ({e})", exit_status=rc)
     common = dict(base, status="ok", reason="", exit_status=0, compiler=rep["compiler"], flags=rep["flags"],
                   git_commit=rep["git_commit"], threads=rep["threads"], gpu=rep["device"]["name"],
-                  where=rep["device"]["where"], converged=int(rep["converged"]), sse=repr(sse),
-                  load_s=repr(rep["timing"]["load_s"]), n=rep["n"], d=rep["d"], k=rep["k"])
-    return [dict(common, repetition=i + 1, iterations=r["iterations"], total_s=repr(r["total_s"]),
-                 h2d_s=repr(r["h2d"]), assign_s=repr(r["assign"]), update_s=repr(r["update"]), d2h_s=repr(r["d2h"]))
-            for i, r in enumerate(runs)]
+                  where=rep["device"]["where"], load_s=repr(rep["timing"]["load_s"]), n=rep["n"], d=rep["d"],
+                  k=rep.get("k", ""), converged=int(rep["converged"]) if "converged" in rep else "",
+                  sse=repr(float(rep["sse"])) if "sse" in rep else "", clusters=rep.get("clusters", ""),
+                  noise=rep.get("noise", ""))
+    rows = []
+    for i, r in enumerate(rep["runs"]):
+        row = dict(common, repetition=i + 1, iterations=r.get("iterations", ""), total_s=repr(r["total_s"]))
+        row.update({f"{phase}_s": repr(t) for phase, t in r.items() if f"{phase}_s" in FIELDS and phase != "total"})
+        rows.append(row)
+    return rows
+
+
+def self_check(rep):
+    """Raises ValueError unless a report has timed runs and a sane quality measure (a finite,
+    non-negative SSE and at least one iteration for k-means; consistent counts for DBSCAN)."""
+    if not rep["runs"]:
+        raise ValueError("no timed run")
+    if "sse" in rep:
+        sse = float(rep["sse"])
+        if sse != sse or sse < 0 or rep["iterations"] < 1:
+            raise ValueError("bad SSE or no iteration")
+    if "clusters" in rep and not (0 <= rep["core"] + rep["border"] + rep["noise"] == rep["n"]):
+        raise ValueError("core, border and noise counts do not add up to n")
 
 
 def dominated_by_timeout(params, timed_out):

@@ -30,6 +30,11 @@ METRICS = {
     "dc": (lambda r: f(r, "assign_s") / int(r["iterations"]), 1e3, "ms"),
     "gc": (lambda r: f(r, "update_s") / int(r["iterations"]), 1e3, "ms"),
     "g2m": (lambda r: f(r, "d2h_s") / int(r["iterations"]), 1e3, "ms"),
+    # DBSCAN's phases (s)
+    "index": (lambda r: f(r, "index_s"), 1.0, "s"),
+    "core": (lambda r: f(r, "core_s"), 1.0, "s"),
+    "connect": (lambda r: f(r, "connect_s"), 1.0, "s"),
+    "label": (lambda r: f(r, "label_s"), 1.0, "s"),
 }
 
 
@@ -49,8 +54,7 @@ class Cell:
         self.status = "ok" if ok else (rows[0]["status"] if rows else "not-run")
         self.reason = "" if ok else (rows[0].get("reason", "") if rows else "not run yet")
         self.rows = ok
-        self.iterations = int(ok[0]["iterations"]) if ok else None
-        self.sse = float(ok[0]["sse"]) if ok else None
+        self.iterations = int(ok[0]["iterations"]) if ok and ok[0].get("iterations") else None
 
     def median(self, metric="cc"):
         fn, scale, _ = METRICS[metric]

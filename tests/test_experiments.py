@@ -204,3 +204,36 @@ def test_bad_experiment_file_is_a_clear_error(tmp_path):
     assert proc.stderr.startswith("run.py: error:") and len(proc.stderr.strip().splitlines()) == 1
     proc = runner(tmp_path / "res", "--scale", "smoke", "--only", "no_such_experiment")
     assert proc.returncode == 2 and "no_such_experiment" in proc.stderr
+
+
+def test_runner_records_dbscan_runs(tmp_path):
+    """Experiments of another algorithm: DBSCAN rows carry its counts and its own phases."""
+    exp = tmp_path / "db.toml"
+    exp.write_text('''title = "dbscan"
+table = "series"
+command = ["dbscan", "{input}", "--eps", "0.4", "--min-pts", "5", "--method", "{method}"]
+input = "gen:blobs:n={n},d=2,centers=4,seed=2"
+[[variants]]
+name = "seq"
+program = "seq"
+[[tables]]
+name = "cost"
+caption = "cost vs n"
+x = "n"
+where = { method = "chains" }
+metric = "cc,connect"
+[scales.smoke]
+axes = { n = [1000, 2000], method = ["union-find", "chains"] }
+repeat = 2
+warmup = 0
+budget_s = 20
+''')
+    proc = runner(tmp_path / "res", "--scale", "smoke", "--experiment", exp)
+    assert proc.returncode == 0, proc.stderr
+    rows = rows_of(tmp_path / "res")
+    assert len(rows) == 8 and all(r["status"] == "ok" for r in rows)
+    for r in rows:
+        assert int(r["clusters"]) >= 1 and r["sse"] == "" and r["iterations"] == ""
+        assert float(r["connect_s"]) >= 0 and float(r["index_s"]) >= 0 and r["assign_s"] == ""
+    table = (tmp_path / "res" / "smoke" / "tables" / "db_cost.md").read_text()
+    assert "| 1000 |" in table and "| 2000 |" in table
