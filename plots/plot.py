@@ -136,6 +136,10 @@ def cell(cells, params, variant):
     return cells.get((json.dumps(params, sort_keys=True), variant), Cell([]))
 
 
+# Cao et al.'s per-iteration costs, drawn as stacked phases when a table shows several of them.
+PER_ITERATION_METRICS = {"dc", "gc", "g2m", "pt"}
+
+
 def phase_median(c, phase):
     """Median per-iteration time (ms) of one phase of an ok cell; h2d is not among tables.METRICS
     (Cao's m2g is paid once per run), so it is computed here the same way."""
@@ -322,26 +326,29 @@ def series_figures(exp, rows, scale):
         x = t["x"]
         title = f"{t['caption']}"
         left = LeftOut()
-        if len(metrics) == 1:
-            m = metrics[0]
+        if len(metrics) == 1 or not set(metrics) <= PER_ITERATION_METRICS:
             fig = Figure(f"{exp['name']}_{t['name']}", "lines.gp", title)
             series = []
-            for v in variants:
-                pts = []
-                for p in chosen:
-                    c = cell(cells, p, v)
-                    left.expect(v)
-                    if c.status == "ok":
-                        pts.append((p[x], c.median(m)))
-                    else:
-                        left.add(v, status_text(c.status, exp, scale), f"{x}={fmt_count(p[x])}")
-                        pts.append(None)
-                vi = all_variants.index(v) if v in all_variants else 0
-                series.append((v, VARIANT_COLOURS[vi % len(VARIANT_COLOURS)], 1,
-                               POINT_TYPES[vi % len(POINT_TYPES)], pts))
-            line_figure(fig, series, AXIS_LABELS.get(x, x), f"{METRIC_LABELS.get(m, m)} ({METRICS[m][2]})")
+            for mi, m in enumerate(metrics):
+                for v in variants:
+                    pts = []
+                    for p in chosen:
+                        c = cell(cells, p, v)
+                        left.expect(v)
+                        if c.status == "ok":
+                            pts.append((p[x], c.median(m)))
+                        else:
+                            left.add(v, status_text(c.status, exp, scale), f"{x}={fmt_count(p[x])}")
+                            pts.append(None)
+                    vi = all_variants.index(v) if v in all_variants else 0
+                    name = v if len(metrics) == 1 else f"{m} {v}"
+                    series.append((name, VARIANT_COLOURS[vi % len(VARIANT_COLOURS)], 1 + mi,
+                                   POINT_TYPES[(vi + mi) % len(POINT_TYPES)], pts))
+            unit = METRICS[metrics[0]][2]
+            ylabel = f"{METRIC_LABELS.get(metrics[0], metrics[0])} ({unit})" if len(metrics) == 1 else f"time ({unit})"
+            line_figure(fig, series, AXIS_LABELS.get(x, x), ylabel)
             finish_notes(fig, left)
-            fig.notes.append(f"Median over the timed repetitions; {m} as in Cao et al., section 5.")
+            fig.notes.append("Median over the timed repetitions.")
         else:
             fig = Figure(f"{exp['name']}_{t['name']}_phases", "phases.gp",
                          f"Per-iteration phases vs {x} ({', '.join(variants)}), "

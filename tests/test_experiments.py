@@ -86,10 +86,16 @@ def test_smoke_run_produces_well_formed_rows(smoke):
         assert r["status"] in STATUSES, r
         assert r["scale"] == "smoke" and r["host_cpu"] and r["timestamp"]
         if r["status"] == "ok":
-            for key in ("total_s", "assign_s", "update_s", "h2d_s", "d2h_s", "load_s", "sse"):
+            kmeans = r["sse"] != ""
+            own = ("assign_s", "update_s", "sse") if kmeans else ("index_s", "core_s", "connect_s", "label_s")
+            for key in ("total_s", "h2d_s", "d2h_s", "load_s") + own:
                 assert math.isfinite(float(r[key])) and float(r[key]) >= 0, (key, r)
-            assert int(r["iterations"]) >= 1 and int(r["repetition"]) >= 1
-            for key in ("compiler", "flags", "git_commit", "threads", "where", "command", "n", "d", "k"):
+            if kmeans:
+                assert int(r["iterations"]) >= 1
+            else:
+                assert int(r["clusters"]) >= 0 and int(r["noise"]) >= 0
+            assert int(r["repetition"]) >= 1
+            for key in ("compiler", "flags", "git_commit", "threads", "where", "command", "n", "d"):
                 assert r[key] != "", (key, r)
             assert r["program"] in r["where"] or r["program"] in ("seq", "omp") or "GPU" in r["where"]
         else:
