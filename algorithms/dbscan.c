@@ -66,6 +66,12 @@ static inline unsigned long db_bucket(const db_view *v, const long *cell) {
   return (h ^ (h >> 29)) & v->bucket_mask;
 }
 
+static inline unsigned long db_bucket_of_point(const db_view *v, size_t i) {
+  long cell[DB_GRID_MAX_DIM];
+  db_cell_of(v, i, cell);
+  return db_bucket(v, cell);
+}
+
 static inline void db_cursor_init(const db_view *v, size_t i, db_cursor *c) {
   c->around = -1;
   c->level = 0;
@@ -607,9 +613,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     PAR_FOR()
     for (size_t i = 0; i < n; i++) {
       const db_view v = DB_VIEW;
-      long cell[DB_GRID_MAX_DIM];
-      db_cell_of(&v, i, cell);
-      const unsigned long b = db_bucket(&v, cell);
+      const unsigned long b = db_bucket_of_point(&v, i);
       PAR_ATOMIC
       start[b] += 1;
     }
@@ -619,9 +623,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     PAR_FOR()
     for (size_t i = 0; i < n; i++) {
       const db_view v = DB_VIEW;
-      long cell[DB_GRID_MAX_DIM];
-      db_cell_of(&v, i, cell);
-      const unsigned long b = db_bucket(&v, cell);
+      const unsigned long b = db_bucket_of_point(&v, i);
       long slot;
       PAR_ATOMIC_CAPTURE
       slot = fill[b]++;

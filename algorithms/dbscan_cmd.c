@@ -149,18 +149,9 @@ int pc_cmd_dbscan(int argc, char **argv) {
     pc_json_int(&j, "warmup", c.warmup);
     pc_json_num(&j, "load_s", load_s);
     pc_json_stats(&j, "total_s", total);
-    pc_json_object(&j, "phases_s");
-    for (int p = 0; p < DB_NPHASES; p++) pc_json_stats(&j, db_phase_names[p], pc_stats_of(phases[p], (size_t)c.repeat));
+    pc_json_phase_stats(&j, db_phase_names, DB_NPHASES, phases, c.repeat);
     pc_json_end_object(&j);
-    pc_json_end_object(&j);
-    pc_json_array(&j, "runs");
-    for (int run = 0; run < c.repeat; run++) {
-      pc_json_object(&j, NULL);
-      pc_json_num(&j, "total_s", totals[run]);
-      for (int p = 0; p < DB_NPHASES; p++) pc_json_num(&j, db_phase_names[p], phases[p][run]);
-      pc_json_end_object(&j);
-    }
-    pc_json_end_array(&j);
+    pc_json_runs(&j, db_phase_names, DB_NPHASES, phases, totals, NULL, c.repeat);
     if (pc_json_save(&j, c.report) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     pc_json_free(&j);
   }

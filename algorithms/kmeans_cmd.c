@@ -179,20 +179,10 @@ int pc_cmd_kmeans(int argc, char **argv) {
     pc_json_num(&j, "layout_s", layout_s);
     pc_json_stats(&j, "total_s", total);
     pc_json_stats(&j, "iteration_s", per_iter);
-    pc_json_object(&j, "phases_s");
-    for (int p = 0; p < KM_NPHASES; p++) pc_json_stats(&j, km_phase_names[p], pc_stats_of(phases[p], (size_t)c.repeat));
-    pc_json_end_object(&j);
+    pc_json_phase_stats(&j, km_phase_names, KM_NPHASES, phases, c.repeat);
     pc_json_num(&j, "gflops_per_s", per_iter.median > 0 ? flop_per_iter / per_iter.median * 1e-9 : 0.0);
     pc_json_end_object(&j);
-    pc_json_array(&j, "runs"); /* every timed repetition */
-    for (int run = 0; run < c.repeat; run++) {
-      pc_json_object(&j, NULL);
-      pc_json_int(&j, "iterations", run_iterations[run]);
-      pc_json_num(&j, "total_s", totals[run]);
-      for (int p = 0; p < KM_NPHASES; p++) pc_json_num(&j, km_phase_names[p], phases[p][run]);
-      pc_json_end_object(&j);
-    }
-    pc_json_end_array(&j);
+    pc_json_runs(&j, km_phase_names, KM_NPHASES, phases, totals, run_iterations, c.repeat);
     if (pc_json_save(&j, c.report) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     pc_json_free(&j);
   }

@@ -147,3 +147,22 @@ void pc_json_run_header(pc_json *j, const char *subcommand, const pc_device_info
   pc_json_int(j, "n", (long long)n);
   pc_json_int(j, "d", (long long)d);
 }
+
+void pc_json_phase_stats(pc_json *j, const char *const *names, int nphases, double *const *phases, int repeat) {
+  pc_json_object(j, "phases_s");
+  for (int p = 0; p < nphases; p++) pc_json_stats(j, names[p], pc_stats_of(phases[p], (size_t)repeat));
+  pc_json_end_object(j);
+}
+
+void pc_json_runs(pc_json *j, const char *const *names, int nphases, double *const *phases, const double *totals,
+                  const int *iterations, int repeat) {
+  pc_json_array(j, "runs");
+  for (int run = 0; run < repeat; run++) {
+    pc_json_object(j, NULL);
+    if (iterations) pc_json_int(j, "iterations", iterations[run]);
+    pc_json_num(j, "total_s", totals[run]);
+    for (int p = 0; p < nphases; p++) pc_json_num(j, names[p], phases[p][run]);
+    pc_json_end_object(j);
+  }
+  pc_json_end_array(j);
+}

@@ -43,6 +43,11 @@ void pc_json_build(pc_json *j);
  * "n" and "d". */
 void pc_json_run_header(pc_json *j, const char *subcommand, const pc_device_info *dev, const char *input, int generated,
                         size_t n, size_t d);
+/* Adds "phases_s": {name: {median, min, max}} over `repeat` timed runs (phases[p][run]). */
+void pc_json_phase_stats(pc_json *j, const char *const *names, int nphases, double *const *phases, int repeat);
+/* Adds "runs": [{"iterations" (when given), "total_s", one key per phase}] for each timed run. */
+void pc_json_runs(pc_json *j, const char *const *names, int nphases, double *const *phases, const double *totals,
+                  const int *iterations, int repeat);
 /* Adds "device": {offloading, host_fallback, name, where, init_s} and "threads" to j. */
 void pc_json_device(pc_json *j, const pc_device_info *dev);
 
