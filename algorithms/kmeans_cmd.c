@@ -7,6 +7,7 @@
 #include "data.h"
 #include "device.h"
 #include "kmeans.h"
+#include "kmeanspp.h"
 #include "report.h"
 #include "synth.h"
 #include "util.h"
@@ -22,8 +23,9 @@ static const char usage[] =
     "Lloyd's k-means. INPUT is a text/CSV file, a .npy file, raw float32 with --shape N,D,\n"
     "or a generator: gen:uniform:n=N,d=D[,seed=S] | gen:blobs:n=N,d=D[,centers=C,std=S,box=B,seed=S]\n"
     "  -k K                 number of clusters (1 <= K <= n)\n"
-    "  --init random|FILE   initial centroids: K distinct random rows (seeded by --seed, default 1)\n"
-    "                       or a file of K rows of d values (any readable format)\n"
+    "  --init random|kmeans++|FILE  initial centroids: K distinct random rows, or k-means++ seeding\n"
+    "                       (both seeded by --seed, default 1; the same rows in every variant), or a\n"
+    "                       file of K rows of d values (any readable format)\n"
     "  --max-iter N         stop after N iterations at most (default 1000)\n"
     "  --iterations N       run exactly N iterations, ignoring convergence (for benchmarks)\n"
     "  --tol T              also stop when the summed squared centroid shift <= T (default: off;\n"
@@ -78,6 +80,13 @@ static void handle_option(int id, const char *arg, void *ctx) {
 static float *initial_centroids(const kmeans_opts *o, const pc_common_opts *c, const pc_points *pts) {
   const size_t k = (size_t)o->k, d = pts->d;
   float *init = pc_xalloc(k * d, sizeof *init, "initial centroids");
+  if (o->init && !strcmp(o->init, "kmeans++")) {
+    size_t *rows = pc_xalloc(k, sizeof *rows, "initial centroid rows");
+    if (kmpp_seed(pts->x, NULL, pts->n, d, (int)k, c->seed, rows) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    for (size_t r = 0; r < k; r++) memcpy(init + r * d, pts->x + rows[r] * d, d * sizeof *init);
+    free(rows);
+    return init;
+  }
   if (!o->init || !strcmp(o->init, "random")) {
     size_t *rows = pc_xalloc(k, sizeof *rows, "initial centroid rows");
     pc_sample_distinct(c->seed, pts->n, k, rows);

@@ -4,9 +4,16 @@
 
 #include <stddef.h>
 
-/* Replaces a[0..n) by its exclusive prefix sums and returns the total. In the gpu variant a
- * must be present on the device (DEV_ENTER); the scan runs there. Blocks of PC_SCAN_BLOCK are
- * summed in parallel, the block sums scanned serially, then added back in parallel. */
+/* Replace a[0..n) by its exclusive prefix sums and return the total. In the gpu variant a must
+ * be present on the device (DEV_ENTER); the scan runs there. Blocks of PC_SCAN_BLOCK are summed
+ * in parallel, the block sums scanned serially, then added back in parallel. The order of the
+ * additions depends only on n, never on the number of threads, so the double version gives the
+ * same bits in every variant. */
 long pc_exclusive_scan(long *a, size_t n);
+double pc_exclusive_scan_f64(double *a, size_t n);
+
+#ifndef PC_SCAN_BLOCK
+#define PC_SCAN_BLOCK 2048
+#endif
 
 #endif

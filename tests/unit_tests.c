@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "data.h"
 #include "kmeans.h"
+#include "kmeanspp.h"
 #include "synth.h"
 #include "util.h"
 
@@ -762,6 +763,31 @@ static void test_kmeans_small(void) {
   CHECK(r.converged == 0);
 }
 
+/* Weighted k-means++: only points with weight can be drawn; with three weighted points and
+ * k = 3 all three are drawn, each once; k = 4 is refused. */
+static void test_kmeanspp_weights(void) {
+  float x[2 * 10], w[10];
+  for (int i = 0; i < 10; i++) {
+    x[2 * i] = (float)i;
+    x[2 * i + 1] = (float)(i * i);
+    w[i] = (i == 2 || i == 5 || i == 9) ? 1.5f : 0.0f;
+  }
+  size_t chosen[4];
+  for (uint64_t seed = 1; seed <= 5; seed++) {
+    CHECK(kmpp_seed(x, w, 10, 2, 3, seed, chosen) == 0);
+    int seen[10] = {0};
+    for (int r = 0; r < 3; r++) seen[chosen[r]]++;
+    CHECK(seen[2] == 1 && seen[5] == 1 && seen[9] == 1);
+  }
+  CHECK(kmpp_seed(x, w, 10, 2, 4, 1, chosen) == -1 && strstr(pc_last_error(), "k-means++"));
+  CHECK(kmpp_seed(x, NULL, 10, 2, 10, 1, chosen) == 0); /* every point, once */
+  int seen[10] = {0};
+  for (int r = 0; r < 10; r++) seen[chosen[r]]++;
+  int all_once = 1;
+  for (int i = 0; i < 10; i++) all_once &= seen[i] == 1;
+  CHECK(all_once);
+}
+
 int main(void) {
   snprintf(tmpdir, sizeof tmpdir, "%s/pc_unit_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (!mkdtemp(tmpdir)) {
@@ -780,6 +806,7 @@ int main(void) {
   RUN(test_stats);
   RUN(test_mul_size);
   RUN(test_kmeans_small);
+  RUN(test_kmeanspp_weights);
   nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
