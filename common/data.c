@@ -163,7 +163,7 @@ int pc_read_npy(const char *path, pc_points *out) {
   float *x = NULL;
   double *tmp = NULL;
   unsigned char pre[12];
-  size_t fsize, hdr_len, pre_len;
+  size_t fsize = 0, hdr_len, pre_len;
   if (file_size(f, path, &fsize) != 0) { rc = -1; goto done; }
   if (fread(pre, 1, 10, f) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0) {
     rc = pc_fail("%s: not a NumPy .npy file", path);

@@ -64,7 +64,7 @@ int pc_gen_parse(const char *text, pc_gen_spec *spec) {
     if (!strcmp(key, "n")) rc = parse_size(key, val, &spec->n);
     else if (!strcmp(key, "d")) rc = parse_size(key, val, &spec->d);
     else if (!strcmp(key, "seed")) {
-      size_t s;
+      size_t s = 0;
       rc = parse_size(key, val, &s);
       spec->seed = s;
     } else if (!strcmp(key, "centers") && spec->kind == PC_GEN_BLOBS) rc = parse_size(key, val, &spec->centers);

@@ -37,7 +37,7 @@ int pc_mul_size(size_t a, size_t b, size_t *out, const char *what) {
 }
 
 void *pc_try_alloc(size_t count, size_t size, const char *what) {
-  size_t bytes;
+  size_t bytes = 0;
   if (pc_mul_size(count, size, &bytes, what) != 0) return NULL;
   if (bytes == 0) bytes = 1;
   size_t rounded = (bytes + 63) / 64 * 64;
