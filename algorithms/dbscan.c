@@ -573,6 +573,11 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   } else if (kind == DB_INDEX_DIRECTORY) {
     geo.levels = params->levels < (int)d ? params->levels : (int)d;
     geo.fanout = params->fanout;
+    double pages = 1.0;
+    for (int l = 0; l < geo.levels; l++) pages *= geo.fanout;
+    if (pages > (double)DB_DIR_MAX_PAGES)
+      return pc_fail("dbscan: a directory of fanout %d and %d levels has %.0f pages, more than %d", geo.fanout,
+                     geo.levels, pages, DB_DIR_MAX_PAGES);
     nnodes = (size_t)db_level_offset(geo.fanout, geo.levels);
     nstart = nnodes - (size_t)db_level_offset(geo.fanout, geo.levels - 1) + 1; /* pages + 1 */
   }

@@ -23,6 +23,7 @@
 typedef enum { DB_INDEX_NONE, DB_INDEX_GRID, DB_INDEX_DIRECTORY } db_index_kind;
 #define DB_GRID_MAX_DIM 8
 #define DB_DIR_MAX_LEVELS 8
+#define DB_DIR_MAX_PAGES (1 << 20)
 extern const char *const db_index_names[3]; /* "none", "grid", "directory" */
 
 /* Timed phases. core: the core flags (union-find method); connect: the union-find, or the
@@ -56,7 +57,8 @@ typedef struct {
 /*
  * Clusters n points of dimension d (row-major x). labels[0..n) receives the cluster ids (-1 for
  * noise); is_core, if not NULL, receives 1 for core points. Returns 0, or -1 with a pc_fail
- * message (d beyond DB_GRID_MAX_DIM with the grid index, sizes that cannot be allocated).
+ * message (d beyond DB_GRID_MAX_DIM with the grid index, a directory of more than
+ * DB_DIR_MAX_PAGES pages, sizes that cannot be allocated).
  */
 int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int *labels, unsigned char *is_core,
                db_result *result);

@@ -86,25 +86,14 @@ int pc_cmd_dbscan(int argc, char **argv) {
   if (o.min_pts == 0) pc_die(PC_EXIT_USAGE, "dbscan: --min-pts M is required");
 
   pc_device_info dev;
-  pc_device_init(c.allow_host, c.threads, &dev);
   pc_points pts;
   double load_s;
   int generated;
-  pc_load_input(&c, &pts, &load_s, &generated);
+  pc_start_run(&c, &dev, &pts, &load_s, &generated);
   const size_t n = pts.n, d = pts.d;
   db_params params = {o.eps, (int)o.min_pts, DB_INDEX_GRID, o.method, o.chains, o.seed_list, o.levels, o.fanout};
   if (o.index ? !strcmp(o.index, "none") : d > DB_GRID_MAX_DIM) params.index = DB_INDEX_NONE;
   if (o.index && !strcmp(o.index, "directory")) params.index = DB_INDEX_DIRECTORY;
-  {
-    double pages = 1.0;
-    for (int l = 0; l < (o.levels < (int)d ? o.levels : (int)d); l++) pages *= o.fanout;
-    if (params.index == DB_INDEX_DIRECTORY && pages > (double)(1 << 20))
-      pc_die(PC_EXIT_USAGE, "dbscan: a directory of fanout %d and %d levels has %.0f pages, more than 2^20", o.fanout,
-             o.levels, pages);
-  }
-  if (params.index == DB_INDEX_GRID && d > DB_GRID_MAX_DIM)
-    pc_die(PC_EXIT_USAGE, "dbscan: the grid index supports d <= %d (this data has d = %zu); use --index none",
-           DB_GRID_MAX_DIM, d);
   for (size_t e = 0; e < n * d; e++)
     if (!isfinite((double)pts.x[e] / o.eps))
       pc_die(PC_EXIT_USAGE, "dbscan: value %g divided by eps %g overflows the grid; rescale the data", (double)pts.x[e], o.eps);

@@ -122,11 +122,10 @@ int pc_cmd_kmeans(int argc, char **argv) {
   if (o.k == 0) pc_die(PC_EXIT_USAGE, "kmeans: -k K is required");
 
   pc_device_info dev;
-  pc_device_init(c.allow_host, c.threads, &dev);
   pc_points pts;
   double load_s;
   int generated;
-  pc_load_input(&c, &pts, &load_s, &generated);
+  pc_start_run(&c, &dev, &pts, &load_s, &generated);
   if ((size_t)o.k > pts.n) pc_die(PC_EXIT_USAGE, "kmeans: -k %lld is larger than the number of points (%zu)", o.k, pts.n);
   const size_t n = pts.n, d = pts.d, k = (size_t)o.k;
   o.params.k = (int)k;

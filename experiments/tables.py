@@ -157,13 +157,18 @@ def series_configs(table, configs):
     return sorted(chosen, key=lambda p: p[table["x"]])
 
 
+def series_variants(exp, table):
+    """The variants one [[tables]] entry shows: its `variants`, else all of the experiment's."""
+    return table.get("variants") or [v["name"] for v in exp["variants"]]
+
+
 def series_tables(exp, rows, scale):
     configs = configurations(exp, scale)
     cells = cells_by_config(exp, rows, scale)
     out = []
     for t in exp.get("tables", []):
         metrics = t["metric"].split(",")
-        variants = t.get("variants") or [v["name"] for v in exp["variants"]]
+        variants = series_variants(exp, t)
         chosen = series_configs(t, configs)
         header = [t["x"]] + [f"{m} {v}" if len(metrics) > 1 else v for m in metrics for v in variants]
         notes, body = Notes(), []

@@ -44,7 +44,7 @@ EXPERIMENTS_DIR = PLOTS_DIR.parent / "experiments"
 sys.path.insert(0, str(EXPERIMENTS_DIR))
 from run import SCALES, read_rows  # noqa: E402
 from spec import ExperimentError, configurations, select_experiments  # noqa: E402
-from tables import CELL_FOR_STATUS, METRICS, Cell, cells_by_config, series_configs  # noqa: E402
+from tables import CELL_FOR_STATUS, METRICS, Cell, cells_by_config, series_configs, series_variants  # noqa: E402
 
 # Okabe-Ito colours (distinguishable with the common colour-vision deficiencies).
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000", "#F0E442"]
@@ -320,7 +320,7 @@ def series_figures(exp, rows, scale):
     figs = []
     for t in exp.get("tables", []):
         metrics = t["metric"].split(",")
-        variants = t.get("variants") or [v["name"] for v in exp["variants"]]
+        variants = series_variants(exp, t)
         all_variants = [v["name"] for v in exp["variants"]]
         chosen = series_configs(t, configs)
         x = t["x"]
