@@ -2,19 +2,25 @@
  * dbscan.c - exact DBSCAN by core flags and a parallel union-find (see dbscan.h for the
  * semantics), one source for the three variants (common/par.h).
  *
- * Phases, each a parallel loop over the points:
- *  1. index (grid only): each point's cell (side eps) is hashed to a bucket; a counting sort
- *     (atomic histogram, prefix sum, atomic scatter) lists the points of every bucket.
+ * Phases, each a parallel loop:
+ *  1. index: `order` lists the points grouped by grid cell (or directory page, or in input
+ *     order without an index), and xs holds their coordinates in that order. Every later phase
+ *     works on positions in xs: a point's candidate neighbours are a few contiguous ranges of
+ *     positions, and consecutive positions (one GPU warp, one CPU chunk) are close in space, so
+ *     they read the same ranges. The grid is an exact hash table of the occupied cells (side
+ *     eps): each cell is claimed by one of its points with compare-and-swap (linear probing),
+ *     and a counting sort (atomic histogram, prefix sum, atomic scatter) groups the points by
+ *     cell.
  *  2. core: count neighbours up to min_pts (the count stops early).
- *  3. union: every core point links to each core neighbour of smaller index with a lock-free
- *     union-find (compare-and-swap that hangs the larger root under the smaller one), so every
- *     component's root is its smallest index, whatever the order the threads run in.
- *  4. label: roots are numbered by a prefix sum over the points (cluster ids in index order);
- *     core points take their root's id, border points the smallest id among their core
- *     neighbours.
- * The candidates of a point come from db_next_candidate: all points without an index, or the
- * points of the 3^d cells around its cell with the grid. All device data (points, index,
- * flags, parents, labels) is mapped once and stays on the GPU through the phases.
+ *  3. union: every core point links to each core neighbour at a smaller position with a
+ *     lock-free union-find (compare-and-swap that hangs the larger root under the smaller one;
+ *     finds halve paths), so a point only scans the ranges before its own position.
+ *  4. label: each component is named by its smallest input index (atomic minimum); those
+ *     points are numbered by a prefix sum over the input order (cluster ids in index order);
+ *     core points take their component's id, border points the smallest id among their core
+ *     neighbours; the labels are scattered back to input order.
+ * All device data (points, index, flags, parents, labels) is mapped once and stays on the GPU
+ * through the phases.
  */
 #include "dbscan.h"
 #include "device.h"
@@ -30,56 +36,78 @@
 const char *const db_index_names[3] = {"none", "grid", "directory"};
 const char *const db_phase_names[DB_NPHASES] = {"h2d", "index", "core", "connect", "label", "d2h"};
 
+/* The grid's limit on the span of the data in cells along any dimension (see the cell width). */
+#define DB_GRID_MAX_CELLS 0x1p29
+
 DEV_FUNCS_BEGIN
 
-/* What the candidate search reads; built inside each parallel loop from its device pointers. */
+/* What the candidate search reads; built inside each parallel loop from its device pointers.
+ * Points are named by their position in xs (index order). */
 typedef struct {
-  const float *x;
+  const float *xs;       /* the points in index order */
   const double *lo;      /* grid: per-dimension minimum (grid origin) */
-  const long *start;     /* grid: bucket b holds order[start[b] .. start[b+1]); directory: page starts */
-  const int *order;      /* grid and directory: point indices grouped by bucket or page */
+  const long *start;     /* grid: slot h of the cell table holds positions [start[h], start[h+1]),
+                          * empty for a free slot; directory: page starts */
   const float *node_lo, *node_hi; /* directory: each node's range in its level's dimension */
   size_t n, d;
   double eps, inv_eps;
-  unsigned long bucket_mask;
+  unsigned long slot_mask;
   int kind;              /* a db_index_kind */
   int cells_around;      /* grid: 3^d */
   int levels, fanout;    /* directory */
 } db_view;
 
-/* A walk over the candidate neighbours of one point: a sequence of ranges of `order`. */
+/* A walk over the candidate neighbours of one point: a sequence of ranges of positions. */
 typedef struct {
-  long home[DB_GRID_MAX_DIM], cell[DB_GRID_MAX_DIM]; /* grid: the point's cell, the current cell */
+  long home[DB_GRID_MAX_DIM];                         /* grid: the point's cell */
   int around;                                         /* grid: which of the 3^d cells */
   int level, child[DB_DIR_MAX_LEVELS], node[DB_DIR_MAX_LEVELS]; /* directory: depth-first walk */
   double point[DB_DIR_MAX_LEVELS];                    /* directory: the point's first coordinates */
   size_t pos, end;
 } db_cursor;
 
-static inline void db_cell_of(const db_view *v, size_t q, long *cell) {
-  for (size_t j = 0; j < v->d; j++) cell[j] = (long)floor(((double)v->x[q * v->d + j] - v->lo[j]) * v->inv_eps);
+static inline void db_cell_of(const db_view *v, const float *row, long *cell) {
+  for (size_t j = 0; j < v->d; j++) cell[j] = (long)floor(((double)row[j] - v->lo[j]) * v->inv_eps);
 }
 
-static inline unsigned long db_bucket(const db_view *v, const long *cell) {
+static inline int db_same_cell(const db_view *v, const float *row, const long *cell) {
+  long other[DB_GRID_MAX_DIM];
+  db_cell_of(v, row, other);
+  int same = 1;
+  for (size_t j = 0; j < v->d; j++) same &= other[j] == cell[j];
+  return same;
+}
+
+/* The cell table slot where probing for a cell starts. */
+static inline unsigned long db_slot_hash(const db_view *v, const long *cell) {
   unsigned long h = 1469598103934665603UL;
   for (size_t j = 0; j < v->d; j++) h = (h ^ (unsigned long)cell[j]) * 1099511628211UL;
-  return (h ^ (h >> 29)) & v->bucket_mask;
+  return (h ^ (h >> 29)) & v->slot_mask;
 }
 
-static inline unsigned long db_bucket_of_point(const db_view *v, size_t i) {
-  long cell[DB_GRID_MAX_DIM];
-  db_cell_of(v, i, cell);
-  return db_bucket(v, cell);
+/* The positions [*first, *last) of the points in `cell`; 0 when no point is in it. Linear
+ * probing from the cell's hash: a slot belongs to the cell of its first point, and a free slot
+ * (an empty range) ends the search. The table has at least twice as many slots as points. */
+static inline int db_cell_range(const db_view *v, const long *cell, size_t *first, size_t *last) {
+  for (unsigned long h = db_slot_hash(v, cell);; h = (h + 1) & v->slot_mask) {
+    const long f = v->start[h], l = v->start[h + 1];
+    if (f == l) return 0;
+    if (db_same_cell(v, v->xs + (size_t)f * v->d, cell)) {
+      *first = (size_t)f;
+      *last = (size_t)l;
+      return 1;
+    }
+  }
 }
 
-static inline void db_cursor_init(const db_view *v, size_t i, db_cursor *c) {
+static inline void db_cursor_init(const db_view *v, size_t s, db_cursor *c) {
   c->around = -1;
   c->level = 0;
   c->child[0] = 0;
   c->pos = c->end = 0;
-  if (v->kind == DB_INDEX_GRID) db_cell_of(v, i, c->home);
+  if (v->kind == DB_INDEX_GRID) db_cell_of(v, v->xs + s * v->d, c->home);
   if (v->kind == DB_INDEX_DIRECTORY)
-    for (int l = 0; l < v->levels; l++) c->point[l] = (double)v->x[i * v->d + (size_t)l];
+    for (int l = 0; l < v->levels; l++) c->point[l] = (double)v->xs[s * v->d + (size_t)l];
 }
 
 /* First node of directory level l in the node arrays (levels hold F, F^2, ... nodes). */
@@ -89,11 +117,10 @@ static inline long db_level_offset(int fanout, int l) {
   return off;
 }
 
-/* The next range [*first, *last) of `order` (of point indices without an index) that may hold
- * neighbours, and for the grid the cell its points must be in; returns 0 when none is left.
- * Grid: the buckets of the 3^d cells around the point. Directory (CUDA-DClust*): a depth-first
- * walk over the nodes whose range in their level's dimension meets [x - eps, x + eps], down to
- * the data pages. */
+/* The next range [*first, *last) of positions that may hold neighbours; returns 0 when none is
+ * left. No index: all points. Grid: the occupied cells among the 3^d cells around the point.
+ * Directory (CUDA-DClust*): a depth-first walk over the nodes whose range in their level's
+ * dimension meets [x - eps, x + eps], down to the data pages. */
 static inline int db_next_range(const db_view *v, db_cursor *c, size_t *first, size_t *last) {
   if (v->kind == DB_INDEX_NONE) {
     if (c->around++ >= 0) return 0;
@@ -102,12 +129,12 @@ static inline int db_next_range(const db_view *v, db_cursor *c, size_t *first, s
     return 1;
   }
   if (v->kind == DB_INDEX_GRID) {
-    if (++c->around >= v->cells_around) return 0;
-    for (size_t j = 0, t = (size_t)c->around; j < v->d; j++, t /= 3) c->cell[j] = c->home[j] + (long)(t % 3) - 1;
-    const unsigned long b = db_bucket(v, c->cell);
-    *first = (size_t)v->start[b];
-    *last = (size_t)v->start[b + 1];
-    return 1;
+    while (++c->around < v->cells_around) {
+      long cell[DB_GRID_MAX_DIM];
+      for (size_t j = 0, t = (size_t)c->around; j < v->d; j++, t /= 3) cell[j] = c->home[j] + (long)(t % 3) - 1;
+      if (db_cell_range(v, cell, first, last)) return 1;
+    }
+    return 0;
   }
   while (c->level >= 0) {
     const int l = c->level;
@@ -134,33 +161,12 @@ static inline int db_next_range(const db_view *v, db_cursor *c, size_t *first, s
   return 0;
 }
 
-/* Whether candidate q of a range is one to test: with the grid, a bucket may hold points of
- * other cells (hash collisions), which are skipped so that no point is seen twice. */
-static inline int db_in_cell(const db_view *v, size_t q, const long *cell) {
-  if (v->kind != DB_INDEX_GRID) return 1;
-  long qcell[DB_GRID_MAX_DIM];
-  db_cell_of(v, q, qcell);
-  int same = 1;
-  for (size_t j = 0; j < v->d; j++) same &= qcell[j] == cell[j];
-  return same;
-}
-
-static inline size_t db_candidate_at(const db_view *v, size_t s) {
-  return v->kind == DB_INDEX_NONE ? s : (size_t)v->order[s];
-}
-
-/* Sets *q to the next candidate neighbour (i itself included); returns 0 when none is left. */
+/* Sets *q to the next candidate neighbour (the point itself included); 0 when none is left. */
 static inline int db_next_candidate(const db_view *v, db_cursor *c, size_t *q) {
-  for (;;) {
-    while (c->pos < c->end) {
-      const size_t cand = db_candidate_at(v, c->pos++);
-      if (db_in_cell(v, cand, c->cell)) {
-        *q = cand;
-        return 1;
-      }
-    }
+  while (c->pos >= c->end)
     if (!db_next_range(v, c, &c->pos, &c->end)) return 0;
-  }
+  *q = c->pos++;
+  return 1;
 }
 
 static inline int db_within(const float *x, size_t d, size_t p, size_t q, double eps2) {
@@ -172,9 +178,18 @@ static inline int db_within(const float *x, size_t d, size_t p, size_t q, double
   return s <= eps2;
 }
 
-static inline int db_find(const int *parent, int a) {
-  while (parent[a] != a) a = parent[a];
-  return a;
+/* The root of a's set. Every link points to a smaller index, so a root is the smallest member
+ * of its tree. Path halving: each visited node is hung under its grandparent, which is still one
+ * of its ancestors whatever other threads do (only roots change through db_union's CAS), so it is
+ * safe without locks. Loads are atomic so that no thread spins on a stale cached parent. */
+static inline int db_find(int *parent, int a) {
+  for (;;) {
+    const int p = __atomic_load_n(&parent[a], __ATOMIC_RELAXED);
+    if (p == a) return a;
+    const int g = __atomic_load_n(&parent[p], __ATOMIC_RELAXED);
+    if (g != p) __atomic_store_n(&parent[a], g, __ATOMIC_RELAXED);
+    a = g;
+  }
 }
 
 /* Joins the sets of a and b: the larger root is hung under the smaller with compare-and-swap
@@ -248,57 +263,62 @@ static inline void db_mark(const db_chain *c, int q) {
 typedef struct {
   size_t n, d;
   double eps, inv_eps;
-  unsigned long bucket_mask;
+  unsigned long slot_mask;
   int kind, cells_around, levels, fanout;
 } db_geometry;
 
-static inline db_view db_make_view(db_geometry g, const float *x, const double *lo, const long *start, const int *order,
+static inline db_view db_make_view(db_geometry g, const float *xs, const double *lo, const long *start,
                                    const float *node_lo, const float *node_hi) {
-  const db_view v = {x, lo, start, order, node_lo, node_hi, g.n, g.d, g.eps, g.inv_eps, g.bucket_mask, g.kind,
+  const db_view v = {xs, lo, start, node_lo, node_hi, g.n, g.d, g.eps, g.inv_eps, g.slot_mask, g.kind,
                      g.cells_around, g.levels, g.fanout};
   return v;
 }
 
 DEV_FUNCS_END
 
+/* The schedule of the loops that walk neighbourhoods. Positions follow space, so the dense
+ * parts of the data are contiguous: on the host, small dynamic chunks keep the threads evenly
+ * loaded; on the GPU, consecutive positions in a warp read the same cells. */
+#define DB_NEIGHBOUR_LOOP HOST_ONLY(schedule(dynamic, 256)) GPU_ONLY(thread_limit(PC_GPU_THREADS))
+
 /* The index as the functions below receive it: scalars, and the device arrays one by one (so that
  * each is translated to its device address when a target region captures it). */
-#define DB_INDEX_PARAMS                                                                                         \
-  db_geometry geo, const float *x, const double *lo, const long *start, const int *order, const float *node_lo, \
-      const float *node_hi
-#define DB_INDEX_ARGS geo, x, lo, start, order, node_lo, node_hi
-#define DB_VIEW db_make_view(geo, x, lo, start, order, node_lo, node_hi)
+#define DB_INDEX_PARAMS \
+  db_geometry geo, const float *xs, const double *lo, const long *start, const float *node_lo, const float *node_hi
+#define DB_INDEX_ARGS geo, xs, lo, start, node_lo, node_hi
+#define DB_VIEW db_make_view(geo, xs, lo, start, node_lo, node_hi)
 
 /* The default method: core flags (the count stops at min_pts), then every core point links to
- * each core neighbour of smaller index. Leaves parent[] a forest whose roots are the smallest
- * index of each component of core points. */
+ * each core neighbour at a smaller position. Leaves parent[] (over positions) a forest whose
+ * trees are the components of core points. */
 static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, int *core, int *parent,
                                   db_result *result) {
   const size_t n = geo.n, d = geo.d;
   double t0 = pc_now();
-  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(DB_NEIGHBOUR_LOOP)
   for (size_t i = 0; i < n; i++) {
     const db_view v = DB_VIEW;
     db_cursor c;
     size_t q;
     long count = 0;
     db_cursor_init(&v, i, &c);
-    while (count < min_pts && db_next_candidate(&v, &c, &q)) count += db_within(x, d, i, q, eps2);
+    while (count < min_pts && db_next_candidate(&v, &c, &q)) count += db_within(xs, d, i, q, eps2);
     core[i] = count >= min_pts;
     parent[i] = (int)i;
   }
   double t1 = pc_now();
   result->phase_s[DB_PHASE_CORE] = t1 - t0;
 
-  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(DB_NEIGHBOUR_LOOP)
   for (size_t i = 0; i < n; i++) {
     if (!core[i]) continue;
     const db_view v = DB_VIEW;
     db_cursor c;
-    size_t q;
+    size_t first, last;
     db_cursor_init(&v, i, &c);
-    while (db_next_candidate(&v, &c, &q))
-      if (q < i && core[q] && db_within(x, d, i, q, eps2)) db_union(parent, (int)i, (int)q);
+    while (db_next_range(&v, &c, &first, &last))
+      for (size_t q = first; q < last && q < i; q++)
+        if (core[q] && db_within(xs, d, i, q, eps2)) db_union(parent, (int)i, (int)q);
   }
   result->phase_s[DB_PHASE_CONNECT] = pc_now() - t1;
 }
@@ -310,6 +330,8 @@ static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, in
 #ifndef DB_CHAIN_THREADS
 #define DB_CHAIN_THREADS 128
 #endif
+/* Candidate ranges a chain's team searches per parallel loop (the 3^3 grid cells of d = 3 fit). */
+#define DB_RANGE_BATCH 32
 
 /*
  * CUDA-DClust (section 5): `chains` cluster expansions run at once, one team per chain, the
@@ -433,13 +455,25 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
         const int p = chain.list[--slot_count[c]];
         long count = 0;
         db_cursor walk;
-        size_t first, last;
+        size_t first, last, range_first[DB_RANGE_BATCH], range_offset[DB_RANGE_BATCH + 1];
         db_cursor_init(&v, (size_t)p, &walk);
-        while (db_next_range(&v, &walk, &first, &last)) {
+        for (int more = 1; more;) {
+          /* A batch of candidate ranges, then one parallel loop over all their points: one
+           * fork-join of the team per batch instead of one per range. */
+          int ranges = 0;
+          range_offset[0] = 0;
+          while (ranges < DB_RANGE_BATCH && (more = db_next_range(&v, &walk, &first, &last))) {
+            range_first[ranges] = first;
+            range_offset[ranges + 1] = range_offset[ranges] + (last - first);
+            ranges++;
+          }
+          const size_t batch = range_offset[ranges];
           TEAM_PAR_FOR()
-          for (size_t s = first; s < last; s++) {
-            const size_t q = db_candidate_at(&v, s);
-            if (!db_in_cell(&v, q, walk.cell) || !db_within(x, d, (size_t)p, q, eps2)) continue;
+          for (size_t t = 0; t < batch; t++) {
+            int r = 0;
+            while (range_offset[r + 1] <= t) r++;
+            const size_t q = range_first[r] + (t - range_offset[r]);
+            if (!db_within(xs, d, (size_t)p, q, eps2)) continue;
             long k;
             PAR_ATOMIC_CAPTURE
             k = count++;
@@ -487,8 +521,8 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
     }
   }
 
-  /* Resolve: each core point's cluster is its chain's union-find root; name it by its lowest
-   * core index, so that parent[] has the form the labelling expects. */
+  /* Resolve: each core point's cluster is its chain's union-find root; hang every core point
+   * under the cluster's lowest core position, so that parent[] is a forest of the components. */
   PAR_FOR()
   for (size_t i = 0; i < n; i++)
     if (core[i]) db_atomic_min(&lowest[db_find(cparent, chain_of[i])], (int)i);
@@ -553,23 +587,64 @@ static void db_build_directory(const float *x, size_t n, size_t d, int levels, i
   free(buf);
 }
 
+/* Grid index: the cell table (a slot per occupied cell, found by linear probing from the cell's
+ * hash; `claim` holds the point that claimed each slot) and `order`, the points grouped by cell
+ * (counting sort). Fills start (nslots + 1 entries: slot h's points are order[start[h] ..
+ * start[h+1])) and cell_slot (each point's slot). The view reads x, not yet xs. */
+static void db_build_grid(db_geometry geo, const float *x, const double *lo, long *start, long *fill, int *claim,
+                          int *cell_slot, int *order) {
+  const size_t n = geo.n, d = geo.d, nslots = (size_t)geo.slot_mask + 1;
+  PAR_FOR()
+  for (size_t h = 0; h <= nslots; h++) {
+    start[h] = 0;
+    if (h < nslots) claim[h] = -1;
+  }
+  PAR_FOR()
+  for (size_t i = 0; i < n; i++) {
+    const db_view v = db_make_view(geo, x, lo, start, NULL, NULL);
+    long cell[DB_GRID_MAX_DIM];
+    db_cell_of(&v, x + i * d, cell);
+    unsigned long h = db_slot_hash(&v, cell);
+    for (;; h = (h + 1) & geo.slot_mask) {
+      int seen = -1;
+      if (__atomic_compare_exchange_n(&claim[h], &seen, (int)i, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) break;
+      if (db_same_cell(&v, x + (size_t)seen * d, cell)) break;
+    }
+    cell_slot[i] = (int)h;
+    PAR_ATOMIC
+    start[h] += 1;
+  }
+  pc_exclusive_scan(start, nslots + 1);
+  PAR_FOR()
+  for (size_t h = 0; h <= nslots; h++) fill[h] = start[h];
+  PAR_FOR()
+  for (size_t i = 0; i < n; i++) {
+    long pos;
+    PAR_ATOMIC_CAPTURE
+    pos = fill[cell_slot[i]]++;
+    order[pos] = (int)i;
+  }
+}
+
 int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int *labels, unsigned char *is_core,
                db_result *result) {
   memset(result, 0, sizeof *result);
   const int kind = params->index;
   if (kind == DB_INDEX_GRID && d > DB_GRID_MAX_DIM)
     return pc_fail("dbscan: the grid index supports d <= %d (this data has d = %zu); use --index none", DB_GRID_MAX_DIM, d);
-  db_geometry geo = {n, d, params->eps, 1.0 / params->eps, 0, kind, 0, 0, 0};
+  /* Grid cells are a little wider than eps (by 2^-20), so that rounding in the cell of a point
+   * (relative error about 2^-52 times its cell number, below DB_GRID_MAX_CELLS) can never put two
+   * points at distance <= eps two cells apart. */
+  db_geometry geo = {n, d, params->eps, 1.0 / (params->eps * (1.0 + 0x1p-20)), 0, kind, 0, 0, 0};
   const double eps2 = params->eps * params->eps;
   const long min_pts = params->min_pts;
-  size_t nstart = 1, nnodes = 1; /* entries of start[] and of the node ranges */
+  size_t nstart = 1, nnodes = 1, nslots = 1; /* entries of start[], of the node ranges, of the cell table */
   if (kind == DB_INDEX_GRID) {
     geo.cells_around = 1;
     for (size_t j = 0; j < d; j++) geo.cells_around *= 3;
-    unsigned long nbuckets = 1;
-    while (nbuckets < 2 * (unsigned long)n) nbuckets <<= 1; /* a power of two >= 2n */
-    geo.bucket_mask = nbuckets - 1;
-    nstart = nbuckets + 1;
+    while (nslots < 2 * n) nslots <<= 1; /* a power of two >= 2n: probes stay short, a slot is always free */
+    geo.slot_mask = nslots - 1;
+    nstart = nslots + 1;
   } else if (kind == DB_INDEX_DIRECTORY) {
     geo.levels = params->levels < (int)d ? params->levels : (int)d;
     geo.fanout = params->fanout;
@@ -581,22 +656,35 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     nnodes = (size_t)db_level_offset(geo.fanout, geo.levels);
     nstart = nnodes - (size_t)db_level_offset(geo.fanout, geo.levels - 1) + 1; /* pages + 1 */
   }
-  const size_t nlo = d > 0 ? d : 1;
+  const size_t nlo = d > 0 ? d : 1, nx = n * d;
   double *lo = pc_try_alloc(nlo, sizeof *lo, "grid origin");
   long *start = pc_try_alloc(nstart, sizeof *start, "index ranges");
   long *fill = pc_try_alloc(nstart, sizeof *fill, "grid fill");
+  int *claim = pc_try_alloc(nslots, sizeof *claim, "grid cell table");
   int *order = pc_try_alloc(n, sizeof *order, "index order");
+  float *xs = pc_try_alloc(nx, sizeof *xs, "points in index order");
   float *node_lo = pc_try_alloc(nnodes, sizeof *node_lo, "directory nodes");
   float *node_hi = pc_try_alloc(nnodes, sizeof *node_hi, "directory nodes");
   int *parent = pc_try_alloc(n, sizeof *parent, "union-find parents");
+  int *lowest = pc_try_alloc(n, sizeof *lowest, "lowest index per cluster");
+  int *scratch = pc_try_alloc(n, sizeof *scratch, "grid cells, then labels in index order");
   long *root_rank = pc_try_alloc(n, sizeof *root_rank, "cluster numbering");
   int *core = pc_try_alloc(n, sizeof *core, "core flags");
   int rc = 0;
-  if (!lo || !start || !fill || !order || !node_lo || !node_hi || !parent || !root_rank || !core) rc = -1;
+  if (!lo || !start || !fill || !claim || !order || !xs || !node_lo || !node_hi || !parent || !lowest || !scratch ||
+      !root_rank || !core)
+    rc = -1;
   for (size_t j = 0; !rc && j < d; j++) {
-    double m = INFINITY;
-    for (size_t i = 0; i < n; i++) m = fmin(m, (double)x[i * d + j]);
+    double m = INFINITY, top = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+      m = fmin(m, (double)x[i * d + j]);
+      top = fmax(top, (double)x[i * d + j]);
+    }
     lo[j] = m;
+    if (kind == DB_INDEX_GRID && (top - m) * geo.inv_eps >= DB_GRID_MAX_CELLS)
+      rc = pc_fail("dbscan: the grid index needs fewer than %.0f cells of side eps along each dimension (dimension %zu "
+                   "spans %g); use --index directory",
+                   DB_GRID_MAX_CELLS, j, top - m);
   }
   if (rc) goto done;
 
@@ -606,35 +694,20 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     db_build_directory(x, n, d, geo.levels, geo.fanout, order, start, node_lo, node_hi);
   const double t_dir = pc_now() - t0;
   t0 = pc_now();
-  DEV_ENTER(map(to : x[0 : n * d], lo[0 : nlo], start[0 : nstart], order[0 : n], node_lo[0 : nnodes],
-                node_hi[0 : nnodes]) map(alloc : fill[0 : nstart], parent[0 : n], root_rank[0 : n], core[0 : n],
-                                         labels[0 : n]))
+  DEV_ENTER(map(to : x[0 : nx], lo[0 : nlo], start[0 : nstart], order[0 : n], node_lo[0 : nnodes], node_hi[0 : nnodes])
+            map(alloc : xs[0 : nx], fill[0 : nstart], claim[0 : nslots], parent[0 : n], lowest[0 : n], scratch[0 : n],
+                root_rank[0 : n], core[0 : n], labels[0 : n]))
   double t1 = pc_now();
   result->phase_s[DB_PHASE_H2D] = t1 - t0;
 
-  if (kind == DB_INDEX_GRID) { /* counting sort of the points by bucket */
+  if (kind == DB_INDEX_GRID) db_build_grid(geo, x, lo, start, fill, claim, scratch, order);
+  if (kind == DB_INDEX_NONE) {
     PAR_FOR()
-    for (size_t b = 0; b < nstart; b++) start[b] = 0;
-    PAR_FOR()
-    for (size_t i = 0; i < n; i++) {
-      const db_view v = DB_VIEW;
-      const unsigned long b = db_bucket_of_point(&v, i);
-      PAR_ATOMIC
-      start[b] += 1;
-    }
-    pc_exclusive_scan(start, nstart);
-    PAR_FOR()
-    for (size_t b = 0; b < nstart; b++) fill[b] = start[b];
-    PAR_FOR()
-    for (size_t i = 0; i < n; i++) {
-      const db_view v = DB_VIEW;
-      const unsigned long b = db_bucket_of_point(&v, i);
-      long slot;
-      PAR_ATOMIC_CAPTURE
-      slot = fill[b]++;
-      order[slot] = (int)i;
-    }
+    for (size_t i = 0; i < n; i++) order[i] = (int)i;
   }
+  PAR_FOR()
+  for (size_t s = 0; s < n; s++)
+    for (size_t j = 0; j < d; j++) xs[s * d + j] = x[(size_t)order[s] * d + j];
   t0 = pc_now();
   result->phase_s[DB_PHASE_INDEX] = t_dir + (t0 - t1);
 
@@ -646,16 +719,28 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   }
   t0 = pc_now();
 
+  /* Cluster ids: each component is named by its smallest input index; those points, numbered in
+   * input order, give the ids. scratch[s] is the label of position s. */
   long clusters = 0, n_core = 0, n_noise = 0;
+  int *slabel = scratch;
   if (!rc) {
     PAR_FOR()
-    for (size_t i = 0; i < n; i++) root_rank[i] = core[i] && parent[i] == (int)i;
+    for (size_t i = 0; i < n; i++) {
+      lowest[i] = INT_MAX;
+      root_rank[i] = 0;
+    }
+    PAR_FOR()
+    for (size_t s = 0; s < n; s++)
+      if (core[s]) db_atomic_min(&lowest[db_find(parent, (int)s)], order[s]);
+    PAR_FOR()
+    for (size_t s = 0; s < n; s++)
+      if (core[s] && lowest[db_find(parent, (int)s)] == order[s]) root_rank[order[s]] = 1;
     clusters = pc_exclusive_scan(root_rank, n);
     PAR_FOR()
-    for (size_t i = 0; i < n; i++) labels[i] = core[i] ? (int)root_rank[db_find(parent, (int)i)] : -1;
-    PAR_FOR(reduction(+ : n_core, n_noise) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
-    for (size_t i = 0; i < n; i++) {
-      if (core[i]) {
+    for (size_t s = 0; s < n; s++) slabel[s] = core[s] ? (int)root_rank[lowest[db_find(parent, (int)s)]] : -1;
+    PAR_FOR(reduction(+ : n_core, n_noise) DB_NEIGHBOUR_LOOP)
+    for (size_t s = 0; s < n; s++) {
+      if (core[s]) {
         n_core++;
         continue;
       }
@@ -663,28 +748,34 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
       db_cursor c;
       size_t q;
       int best = INT_MAX;
-      db_cursor_init(&v, i, &c);
+      db_cursor_init(&v, s, &c);
       while (db_next_candidate(&v, &c, &q))
-        if (core[q] && labels[q] < best && db_within(x, d, i, q, eps2)) best = labels[q];
-      labels[i] = best == INT_MAX ? -1 : best;
+        if (core[q] && slabel[q] < best && db_within(xs, d, s, q, eps2)) best = slabel[q];
+      slabel[s] = best == INT_MAX ? -1 : best;
       n_noise += best == INT_MAX;
     }
+    PAR_FOR()
+    for (size_t s = 0; s < n; s++) labels[order[s]] = slabel[s];
   }
   t1 = pc_now();
   result->phase_s[DB_PHASE_LABEL] = t1 - t0;
 
-  DEV_UPDATE(from(labels[0 : n], core[0 : n]))
-  DEV_EXIT(map(delete : x[0 : n * d], lo[0 : nlo], start[0 : nstart], order[0 : n], node_lo[0 : nnodes],
-               node_hi[0 : nnodes], fill[0 : nstart], parent[0 : n], root_rank[0 : n], core[0 : n], labels[0 : n]))
+  DEV_UPDATE(from(labels[0 : n]))
+  if (is_core && !rc) {
+    DEV_UPDATE(from(core[0 : n], order[0 : n]))
+    for (size_t s = 0; s < n; s++) is_core[order[s]] = (unsigned char)core[s];
+  }
+  DEV_EXIT(map(delete : x[0 : nx], lo[0 : nlo], start[0 : nstart], order[0 : n], node_lo[0 : nnodes],
+               node_hi[0 : nnodes], xs[0 : nx], fill[0 : nstart], claim[0 : nslots], parent[0 : n], lowest[0 : n],
+               scratch[0 : n], root_rank[0 : n], core[0 : n], labels[0 : n]))
   result->phase_s[DB_PHASE_D2H] = pc_now() - t1;
   result->total_s = pc_now() - t_start;
   result->clusters = clusters;
   result->core = n_core;
   result->noise = n_noise;
   result->border = (long)n - n_core - n_noise;
-  if (is_core && !rc)
-    for (size_t i = 0; i < n; i++) is_core[i] = (unsigned char)core[i];
 done:
-  free(lo), free(start), free(fill), free(order), free(node_lo), free(node_hi), free(parent), free(root_rank), free(core);
+  free(lo), free(start), free(fill), free(claim), free(order), free(xs), free(node_lo), free(node_hi), free(parent);
+  free(lowest), free(scratch), free(root_rank), free(core);
   return rc;
 }

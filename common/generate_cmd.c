@@ -49,7 +49,10 @@ int pc_cmd_generate(int argc, char **argv) {
   free(x);
   if (o.truth) {
     int *truth = pc_xalloc(spec.n, sizeof *truth, "truth labels");
-    for (size_t i = 0; i < spec.n; i++) truth[i] = (int)pc_gen_blob_of(&spec, i);
+    for (size_t i = 0; i < spec.n; i++) {
+      const size_t blob = pc_gen_blob_of(&spec, i);
+      truth[i] = blob == PC_GEN_NOISE ? -1 : (int)blob;
+    }
     if (pc_write_labels(o.truth, truth, spec.n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     free(truth);
   }

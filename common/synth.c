@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { STREAM_VALUES = 1, STREAM_GAUSS = 2, STREAM_CENTERS = 3, STREAM_SAMPLE = 4 };
+enum { STREAM_VALUES = 1, STREAM_GAUSS = 2, STREAM_CENTERS = 3, STREAM_SAMPLE = 4, STREAM_NOISE = 5 };
 
 static uint64_t mix64(uint64_t z) {
   z += 0x9e3779b97f4a7c15ULL;
@@ -37,6 +37,15 @@ static int parse_pos_double(const char *key, const char *val, double *out) {
   errno = 0;
   double v = strtod(val, &end);
   if (errno || end == val || *end || !(v > 0) || !isfinite(v)) return pc_fail("generator: %s must be a positive number, got '%s'", key, val);
+  *out = v;
+  return 0;
+}
+
+static int parse_fraction(const char *key, const char *val, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(val, &end);
+  if (errno || end == val || *end || !(v >= 0 && v < 1)) return pc_fail("generator: %s must be a fraction in [0, 1), got '%s'", key, val);
   *out = v;
   return 0;
 }
@@ -70,6 +79,7 @@ int pc_gen_parse(const char *text, pc_gen_spec *spec) {
     } else if (!strcmp(key, "centers") && spec->kind == PC_GEN_BLOBS) rc = parse_size(key, val, &spec->centers);
     else if (!strcmp(key, "std") && spec->kind == PC_GEN_BLOBS) rc = parse_pos_double(key, val, &spec->std);
     else if (!strcmp(key, "box") && spec->kind == PC_GEN_BLOBS) rc = parse_pos_double(key, val, &spec->box);
+    else if (!strcmp(key, "noise") && spec->kind == PC_GEN_BLOBS) rc = parse_fraction(key, val, &spec->noise);
     else rc = pc_fail("generator: unknown key '%s' for %.*s", key, (int)kind_len, text);
     if (rc) return -1;
   }
@@ -79,7 +89,10 @@ int pc_gen_parse(const char *text, pc_gen_spec *spec) {
   return 0;
 }
 
-size_t pc_gen_blob_of(const pc_gen_spec *spec, size_t i) { return i % spec->centers; }
+size_t pc_gen_blob_of(const pc_gen_spec *spec, size_t i) {
+  if (spec->noise > 0 && pc_hash_uniform(spec->seed, STREAM_NOISE, i) < spec->noise) return PC_GEN_NOISE;
+  return i % spec->centers;
+}
 
 /* Standard normal from two counter uniforms (Box-Muller, first output only). */
 static double gauss(uint64_t seed, uint64_t index) {
@@ -102,6 +115,10 @@ void pc_gen_rows(const pc_gen_spec *spec, size_t row_begin, size_t rows, float *
   HOST_PAR_FOR(schedule(static))
   for (size_t r = 0; r < rows; r++) {
     const size_t i = row_begin + r, c = pc_gen_blob_of(spec, i);
+    if (c == PC_GEN_NOISE) {
+      for (size_t j = 0; j < d; j++) out[r * d + j] = (float)(box * (2.0 * pc_hash_uniform(seed, STREAM_VALUES, i * d + j) - 1.0));
+      continue;
+    }
     for (size_t j = 0; j < d; j++) {
       double center = box * (2.0 * pc_hash_uniform(seed, STREAM_CENTERS, c * d + j) - 1.0);
       out[r * d + j] = (float)(center + std * gauss(seed, i * d + j));

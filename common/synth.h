@@ -8,9 +8,11 @@
  *
  * Specs (the command line's "gen:" inputs):
  *   uniform:n=N,d=D[,seed=S]                       values uniform in [0, 1)
- *   blobs:n=N,d=D[,centers=C,std=S,box=B,seed=S]   C isotropic Gaussian clusters (default 8,
- *        std 1.0) whose centres are uniform in [-B, B]^d (default B = 10); point i belongs
- *        to cluster i mod C, so clusters have equal sizes (as sklearn's make_blobs).
+ *   blobs:n=N,d=D[,centers=C,std=S,box=B,noise=F,seed=S]   C isotropic Gaussian clusters
+ *        (default 8, std 1.0) whose centres are uniform in [-B, B]^d (default B = 10); point i
+ *        belongs to cluster i mod C, so clusters have equal sizes (as sklearn's make_blobs).
+ *        With noise=F (default 0), each point is with probability F instead uniform in
+ *        [-B, B]^d (background noise, as in DBSCAN benchmarks).
  */
 #ifndef PC_SYNTH_H
 #define PC_SYNTH_H
@@ -25,8 +27,11 @@ typedef struct {
   size_t n, d;
   uint64_t seed;
   size_t centers; /* blobs */
-  double std, box;
+  double std, box, noise;
 } pc_gen_spec;
+
+/* pc_gen_blob_of's answer for a point of the uniform background noise. */
+#define PC_GEN_NOISE ((size_t)-1)
 
 /* Parses "uniform:..." or "blobs:..." (without the "gen:" prefix); 0 or -1 with a message. */
 int pc_gen_parse(const char *text, pc_gen_spec *spec);
@@ -34,7 +39,7 @@ int pc_gen_parse(const char *text, pc_gen_spec *spec);
 /* Fills out[0 .. rows*d) with rows [row_begin, row_begin + rows) of the data set. */
 void pc_gen_rows(const pc_gen_spec *spec, size_t row_begin, size_t rows, float *out);
 
-/* Ground-truth cluster of row i of a blobs spec. */
+/* Ground-truth cluster of row i of a blobs spec, or PC_GEN_NOISE. */
 size_t pc_gen_blob_of(const pc_gen_spec *spec, size_t i);
 
 /* Streams of pc_hash_uniform that algorithms draw from (the generators use 1..15). */

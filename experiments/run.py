@@ -142,7 +142,8 @@ def measure(exp, scale, params, variant, ctx):
     with tempfile.TemporaryDirectory() as tmp:
         report_path = Path(tmp) / "report.json"
         cmd = [str(program)] + [fill(a, values) for a in exp["command"]] + variant.get("args", []) + [
-            "--repeat", str(spec.get("repeat", 1)), "--warmup", str(spec.get("warmup", 0)),
+            "--repeat", str(variant.get("repeat", spec.get("repeat", 1))),
+            "--warmup", str(variant.get("warmup", spec.get("warmup", 0))),
             "--report", str(report_path), "--quiet"]
         base["command"] = " ".join(cmd[:1] + [c for c in cmd[1:] if c != str(report_path)])
         rc, err, _ = run_command(cmd, spec["budget_s"])

@@ -6,7 +6,8 @@ Two layouts, named by an experiment's `table` key:
           clusters); per group the time of each variant, the speedup of every other variant
           over the first one, and the number of iterations.
   series  Cao et al.'s figures: one table per [[tables]] entry, one row per value of `x`
-          (other parameters fixed by `where`), one column per variant and metric.
+          (other parameters fixed by `where`), one column per variant and metric; with
+          `speedup = true`, also the speedup of every other variant over the first one.
 Values are medians over the timed repetitions. A cell whose run did not produce a time says why:
 "-" (over the time budget, as in the course report), "n/a (no GPU)", "missing" (data set not
 in the data folder) or "failed"; the reasons are listed under the table. Nothing is estimated.
@@ -170,19 +171,28 @@ def series_tables(exp, rows, scale):
         metrics = t["metric"].split(",")
         variants = series_variants(exp, t)
         chosen = series_configs(t, configs)
-        header = [t["x"]] + [f"{m} {v}" if len(metrics) > 1 else v for m in metrics for v in variants]
+        speedups = variants[1:] if t.get("speedup") else []
+        header = ([t["x"]] + [f"{m} {v}" if len(metrics) > 1 else v for m in metrics for v in variants]
+                  + [f"{v} vs {variants[0]}" for v in speedups])
         notes, body = Notes(), []
         for p in chosen:
             line = [str(p[t["x"]])]
+            row_cells = {v: cells.get((json.dumps(p, sort_keys=True), v), Cell([])) for v in variants}
             for m in metrics:
                 for v in variants:
-                    c = cells.get((json.dumps(p, sort_keys=True), v), Cell([]))
+                    c = row_cells[v]
                     line.append(fmt_time(c.median(m)) if c.status == "ok" else c.text())
                     if c.status != "ok":
                         notes.add(note_for(c, f"{v}, {t['x']}={p[t['x']]}", exp, scale))
+            base = row_cells[variants[0]]
+            for v in speedups:
+                c = row_cells[v]
+                ok = base.status == "ok" and c.status == "ok" and c.median(metrics[0]) > 0
+                line.append(f"{base.median(metrics[0]) / c.median(metrics[0]):.3g}x" if ok else "-")
             body.append(line)
         units = ", ".join(f"{m} in {METRICS[m][2]}" for m in metrics)
-        notes.add(f"Median of the timed repetitions; {units}.")
+        notes.add(f"Median of the timed repetitions; {units}."
+                  + (f" Speedup: the {variants[0]} time over each variant's ({metrics[0]})." if speedups else ""))
         out.append((f"{exp['title']}. {t['caption']}", header, body, notes.items, t["name"]))
     return out
 

@@ -120,6 +120,7 @@ CASES = {
     "gen_n_zero": ["kmeans", "gen:uniform:n=0,d=2", "-k", "2", OUT],
     "gen_bad_key": ["kmeans", "gen:uniform:n=10,d=2,colour=3", "-k", "2", OUT],
     "gen_negative_std": ["kmeans", "gen:blobs:n=10,d=2,std=-1", "-k", "2", OUT],
+    "gen_noise_one": ["kmeans", "gen:blobs:n=10,d=2,noise=1", "-k", "2", OUT],
     # options
     "unknown_option": ["kmeans", I + "good.txt", "-k", "2", "--frobnicate", OUT],
     "unknown_short_option": ["kmeans", I + "good.txt", "-k", "2", "-z", OUT],

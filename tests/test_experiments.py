@@ -213,7 +213,8 @@ def test_bad_experiment_file_is_a_clear_error(tmp_path):
 
 
 def test_runner_records_dbscan_runs(tmp_path):
-    """Experiments of another algorithm: DBSCAN rows carry its counts and its own phases."""
+    """Experiments of another algorithm: DBSCAN rows carry its counts and its own phases; a
+    variant may set its own number of repetitions."""
     exp = tmp_path / "db.toml"
     exp.write_text('''title = "dbscan"
 table = "series"
@@ -222,12 +223,17 @@ input = "gen:blobs:n={n},d=2,centers=4,seed=2"
 [[variants]]
 name = "seq"
 program = "seq"
+[[variants]]
+name = "omp"
+program = "omp"
+repeat = 1
 [[tables]]
 name = "cost"
 caption = "cost vs n"
 x = "n"
 where = { method = "chains" }
 metric = "cc,connect"
+speedup = true
 [scales.smoke]
 axes = { n = [1000, 2000], method = ["union-find", "chains"] }
 repeat = 2
@@ -237,9 +243,21 @@ budget_s = 20
     proc = runner(tmp_path / "res", "--scale", "smoke", "--experiment", exp)
     assert proc.returncode == 0, proc.stderr
     rows = rows_of(tmp_path / "res")
-    assert len(rows) == 8 and all(r["status"] == "ok" for r in rows)
+    assert all(r["status"] == "ok" for r in rows)
+    # the scale's two repetitions, except where a variant sets its own
+    assert len([r for r in rows if r["variant"] == "seq"]) == 8
+    assert len([r for r in rows if r["variant"] == "omp"]) == 4
     for r in rows:
         assert int(r["clusters"]) >= 1 and r["sse"] == "" and r["iterations"] == ""
         assert float(r["connect_s"]) >= 0 and float(r["index_s"]) >= 0 and r["assign_s"] == ""
     table = (tmp_path / "res" / "smoke" / "tables" / "db_cost.md").read_text()
     assert "| 1000 |" in table and "| 2000 |" in table
+    # speedup = true: the seq time over the omp time of the same configuration, from the rows
+    header = next(line for line in table.splitlines() if line.startswith("| n |"))
+    assert header.endswith("| omp vs seq |")
+    for n in (1000, 2000):
+        cc = {v: sorted(float(r["total_s"]) for r in rows if r["variant"] == v and r["n"] == str(n)
+                        and json.loads(r["params"])["method"] == "chains") for v in ("seq", "omp")}
+        seq_median = (cc["seq"][0] + cc["seq"][1]) / 2
+        line = next(line for line in table.splitlines() if line.startswith(f"| {n} |"))
+        assert line.endswith(f"| {seq_median / cc['omp'][0]:.3g}x |")

@@ -598,6 +598,38 @@ static void test_gen_rows(void) {
   }
   /* the three centres are different points */
   CHECK(memcmp(t, t + 4, 4 * sizeof *t) != 0 && memcmp(t, t + 8, 4 * sizeof *t) != 0);
+
+  /* noise=F: about a fraction F of the points are uniform in [-box, box]^d (mean 0, variance
+   * box^2 / 3), the others are exactly the points of the same spec without noise. */
+  pc_gen_spec noisy;
+  CHECK(pc_gen_parse("blobs:n=3000,d=4,centers=3,std=1,box=5,seed=11,noise=0.2", &noisy) == 0);
+  float *nz = malloc(noisy.n * noisy.d * sizeof *nz);
+  pc_gen_rows(&noisy, 0, noisy.n, nz);
+  size_t noise_points = 0, same_rows = 0;
+  double noise_mean = 0, noise_sq = 0;
+  int noise_in_box = 1;
+  for (size_t i = 0; i < noisy.n; i++) {
+    if (pc_gen_blob_of(&noisy, i) != PC_GEN_NOISE) {
+      same_rows += memcmp(nz + i * 4, w + i * 4, 4 * sizeof *nz) == 0;
+      continue;
+    }
+    noise_points++;
+    for (size_t j = 0; j < 4; j++) {
+      noise_in_box &= fabs(nz[i * 4 + j]) <= 5.0;
+      noise_mean += nz[i * 4 + j];
+      noise_sq += (double)nz[i * 4 + j] * nz[i * 4 + j];
+    }
+  }
+  CHECK(noise_points > 480 && noise_points < 720); /* 600 expected, sd about 22 */
+  CHECK(same_rows == noisy.n - noise_points);
+  CHECK(noise_in_box);
+  noise_mean /= 4.0 * (double)noise_points;
+  noise_sq /= 4.0 * (double)noise_points;
+  CHECK(fabs(noise_mean) < 0.3 && fabs(noise_sq - 25.0 / 3.0) < 0.8);
+  CHECK(pc_gen_parse("blobs:n=10,d=2,noise=1", &noisy) != 0);
+  CHECK(pc_gen_parse("blobs:n=10,d=2,noise=-0.1", &noisy) != 0);
+  CHECK(pc_gen_parse("uniform:n=10,d=2,noise=0.1", &noisy) != 0);
+  free(nz);
   free(t);
   free(w);
 }
