@@ -216,7 +216,6 @@ static inline void db_atomic_min(int *a, int v) {
 }
 
 enum { DB_UNCLAIMED = -1, DB_NOISE = -2 };
-enum { DB_CTRL_CURSOR, DB_CTRL_PENDING, DB_CTRL_PENDING_CURSOR, DB_CTRL_ACTIVE, DB_NCTRL };
 
 /* A chain's state, as one team sees it. */
 typedef struct {
@@ -225,7 +224,7 @@ typedef struct {
   int *cparent;              /* union-find over chain ids: the collisions, resolved */
   int *list, *count;         /* this chain's seed list and its length */
   unsigned char *pending;    /* claimed points that did not fit in their chain's seed list */
-  long *control;
+  long *pending_count;       /* how many points are put aside in all */
   int capacity, uid;
 } db_chain;
 
@@ -246,7 +245,7 @@ static inline void db_mark(const db_chain *c, int q) {
     } else {
       c->pending[q] = 1;
       PAR_ATOMIC
-      c->control[DB_CTRL_PENDING] += 1;
+      *c->pending_count += 1;
     }
     return;
   }
@@ -332,14 +331,19 @@ static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, in
 #endif
 /* Candidate ranges a chain's team searches per parallel loop (the 3^3 grid cells of d = 3 fit). */
 #define DB_RANGE_BATCH 32
+/* Positions the search for new chain starts looks at per launch, at least (chains: a window, so
+ * that a launch costs no pass over all points). */
+#define DB_START_WINDOW ((size_t)1 << 16)
 
 /*
  * CUDA-DClust (section 5): `chains` cluster expansions run at once, one team per chain, the
  * team's threads over the candidate neighbours of the chain's current seed. A seed's neighbours
  * wait in a quarantine until min_pts of them prove it core; then they are marked (db_mark).
- * Between launches, finished chains are replaced by new ones started from points put aside by a
- * full seed list, then from unclaimed points, then by splitting the longest seed list; put-aside
- * points whose chain is still running are refilled into its list. Collisions are kept as a
+ * Between launches, finished chains are replaced by new ones started from unclaimed points, then
+ * by splitting running chains' seed lists; points put aside by a full seed list are refilled into
+ * their chain's list. This bookkeeping is parallel loops and prefix sums over the slots and a
+ * window of points (one GPU thread walking the points would cost more than the expansion
+ * itself). Collisions are kept as a
  * union-find over chain ids (a chain's id is its first seed), the resolved form of the paper's
  * collision matrix: chain slots are reused, so a p x p matrix could not name finished chains.
  * Leaves core[] and parent[] as db_connect_union_find does. Returns 0, or -1 (allocation).
@@ -362,18 +366,23 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
   int *slot_of = pc_try_alloc(n, sizeof *slot_of, "slot of each chain");
   int *seeds = pc_try_alloc((size_t)chains * (size_t)capacity, sizeof *seeds, "seed lists");
   int *quarantine = pc_try_alloc((size_t)chains * qcap, sizeof *quarantine, "quarantine");
-  long control[DB_NCTRL] = {0, 0, 0, 0};
+  long *start_rank = pc_try_alloc(n, sizeof *start_rank, "new chain starts");
+  long *slot_rank = pc_try_alloc((size_t)chains, sizeof *slot_rank, "free chain slots");
+  long *split_rank = pc_try_alloc((size_t)chains, sizeof *split_rank, "chains to split");
+  int *free_list = pc_try_alloc((size_t)chains, sizeof *free_list, "free chain slots");
+  long pending_count[1] = {0};
   if (!owner || !chain_of || !cparent || !lowest || !pending || !slot_uid || !slot_count || !slot_of || !seeds ||
-      !quarantine) {
+      !quarantine || !start_rank || !slot_rank || !split_rank || !free_list) {
     free(owner), free(chain_of), free(cparent), free(lowest), free(pending), free(slot_uid), free(slot_count);
-    free(slot_of), free(seeds), free(quarantine);
+    free(slot_of), free(seeds), free(quarantine), free(start_rank), free(slot_rank), free(split_rank), free(free_list);
     return -1;
   }
   const size_t nseeds = (size_t)chains * (size_t)capacity, nquar = (size_t)chains * qcap;
   (void)nseeds, (void)nquar; /* used by the gpu variant's data directives */
   DEV_ENTER(map(alloc : owner[0 : n], chain_of[0 : n], cparent[0 : n], lowest[0 : n], pending[0 : n], slot_of[0 : n],
-                seeds[0 : nseeds], quarantine[0 : nquar]) map(to : control[0 : DB_NCTRL])
-            map(alloc : slot_uid[0 : chains], slot_count[0 : chains]))
+                seeds[0 : nseeds], quarantine[0 : nquar], start_rank[0 : n]) map(to : pending_count[0 : 1])
+            map(alloc : slot_uid[0 : chains], slot_count[0 : chains], slot_rank[0 : chains], split_rank[0 : chains],
+                free_list[0 : chains]))
   PAR_FOR()
   for (size_t i = 0; i < n; i++) {
     owner[i] = DB_UNCLAIMED;
@@ -390,56 +399,73 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
     slot_count[c] = 0;
   }
 
+  size_t scan_from = 0; /* every position below is claimed */
   for (;;) {
-    /* New chains for the free slots; one thread, where the data lives. */
+    /* New chains for the free slots, each step a parallel loop (ranks by prefix sums, so the
+     * choice is the same in every variant): the lowest unclaimed positions, found in a window
+     * from scan_from; once no unclaimed point is left, free slots take the upper half of the
+     * seed list of a running chain (a split). */
     PAR_FOR()
-    for (int once = 0; once < 1; once++) {
-      long active = 0;
-      for (int c = 0; c < chains; c++) {
-        if (slot_uid[c] >= 0 && slot_count[c] == 0) slot_uid[c] = -1; /* finished */
-        if (slot_uid[c] >= 0) {
-          active++;
+    for (int c = 0; c < chains; c++) {
+      if (slot_uid[c] >= 0 && slot_count[c] == 0) slot_uid[c] = -1; /* finished */
+      slot_rank[c] = slot_uid[c] < 0;
+    }
+    const long free_slots = pc_exclusive_scan(slot_rank, (size_t)chains);
+    long starts = 0;
+    if (free_slots > 0) {
+      PAR_FOR()
+      for (int c = 0; c < chains; c++)
+        if (slot_uid[c] < 0) free_list[slot_rank[c]] = c;
+    }
+    if (free_slots > 0 && scan_from < n) {
+      size_t window = DB_START_WINDOW > 8 * (size_t)free_slots ? DB_START_WINDOW : 8 * (size_t)free_slots;
+      if (window > n - scan_from) window = n - scan_from;
+      const size_t base = scan_from;
+      PAR_FOR()
+      for (size_t t = 0; t < window; t++) start_rank[t] = owner[base + t] == DB_UNCLAIMED;
+      const long found = pc_exclusive_scan(start_rank, window);
+      size_t untaken = window; /* the first unclaimed point left for a later round */
+      PAR_FOR(reduction(min : untaken))
+      for (size_t t = 0; t < window; t++) {
+        const long rank = start_rank[t], next = t + 1 < window ? start_rank[t + 1] : found;
+        if (next == rank) continue; /* claimed */
+        if (rank >= free_slots) {
+          untaken = t < untaken ? t : untaken;
           continue;
         }
-        int first = -1;
-        for (size_t steps = 0; control[DB_CTRL_PENDING] > 0 && first < 0 && steps < n; steps++) {
-          const size_t q = (size_t)control[DB_CTRL_PENDING_CURSOR];
-          control[DB_CTRL_PENDING_CURSOR] = (long)((q + 1) % n);
-          if (pending[q]) {
-            pending[q] = 0;
-            control[DB_CTRL_PENDING]--;
-            first = (int)q;
-          }
-        }
-        while (first < 0 && control[DB_CTRL_CURSOR] < (long)n) {
-          const int q = (int)control[DB_CTRL_CURSOR]++;
-          if (owner[q] == DB_UNCLAIMED) {
-            owner[q] = q;
-            first = q;
-          }
-        }
-        if (first >= 0) {
-          seeds[(size_t)c * capacity] = first;
-          slot_count[c] = 1;
-        } else { /* split: the upper half of the longest seed list becomes a new chain */
-          int longest = -1;
-          for (int m = 0; m < chains; m++)
-            if (slot_uid[m] >= 0 && slot_count[m] >= 2 && (longest < 0 || slot_count[m] > slot_count[longest])) longest = m;
-          if (longest < 0) continue;
-          const int keep = slot_count[longest] / 2, moved = slot_count[longest] - keep;
-          for (int s = 0; s < moved; s++) seeds[(size_t)c * capacity + s] = seeds[(size_t)longest * capacity + keep + s];
-          slot_count[longest] = keep;
-          slot_count[c] = moved;
-          first = seeds[(size_t)c * capacity + moved - 1]; /* the first seed it will process */
-        }
-        slot_uid[c] = first;
-        slot_of[first] = c;
-        active++;
+        const int q = (int)(base + t), c = free_list[rank];
+        seeds[(size_t)c * capacity] = q;
+        slot_count[c] = 1;
+        slot_uid[c] = q;
+        slot_of[q] = c;
+        owner[q] = q;
       }
-      control[DB_CTRL_ACTIVE] = active;
+      starts = found < free_slots ? found : free_slots;
+      scan_from = base + untaken;
     }
-    DEV_UPDATE(from(control[0 : DB_NCTRL]))
-    if (control[DB_CTRL_ACTIVE] == 0) break;
+    if (starts < free_slots && scan_from >= n) {
+      PAR_FOR()
+      for (int c = 0; c < chains; c++) split_rank[c] = slot_uid[c] >= 0 && slot_count[c] >= 2;
+      const long splittable = pc_exclusive_scan(split_rank, (size_t)chains);
+      PAR_FOR()
+      for (int c = 0; c < chains; c++) {
+        const long rank = split_rank[c], next = c + 1 < chains ? split_rank[c + 1] : splittable;
+        if (next == rank || rank >= free_slots - starts) continue;
+        const int f = free_list[starts + rank];
+        const int keep = slot_count[c] / 2, moved = slot_count[c] - keep;
+        for (int s = 0; s < moved; s++) seeds[(size_t)f * capacity + s] = seeds[(size_t)c * capacity + keep + s];
+        slot_count[c] = keep;
+        slot_count[f] = moved;
+        const int first = seeds[(size_t)f * capacity + moved - 1]; /* the first seed it will process */
+        slot_uid[f] = first;
+        slot_of[first] = f;
+      }
+    }
+    long active = 0;
+    PAR_FOR(reduction(+ : active))
+    for (int c = 0; c < chains; c++) active += slot_uid[c] >= 0;
+    if (active == 0 && scan_from >= n) break;
+    if (active == 0) continue; /* the window held no unclaimed point: scan on */
     result->rounds++;
 
     /* Cluster expansion: one team per chain. */
@@ -447,7 +473,7 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
     for (int c = 0; c < chains; c++) {
       const int uid = slot_uid[c];
       if (uid < 0) continue;
-      const db_chain chain = {owner, core, cparent, seeds + (size_t)c * capacity, &slot_count[c], pending, control,
+      const db_chain chain = {owner, core, cparent, seeds + (size_t)c * capacity, &slot_count[c], pending, pending_count,
                               capacity, uid};
       int *quar = quarantine + (size_t)c * qcap;
       const db_view v = DB_VIEW;
@@ -498,13 +524,14 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
       }
     }
 
-    DEV_UPDATE(from(control[0 : DB_NCTRL]))
-    if (control[DB_CTRL_PENDING] > 0) { /* refill: put-aside points back into their running chain */
+    DEV_UPDATE(from(pending_count[0 : 1]))
+    if (pending_count[0] > 0) {
+      /* refill: put-aside points back into their chain's list. A chain with put-aside points
+       * is never finished: this runs before the slots are checked and gives it seeds. */
       PAR_FOR()
       for (size_t q = 0; q < n; q++) {
         if (!pending[q]) continue;
-        const int o = owner[q], c = o >= 0 ? slot_of[o] : -1;
-        if (c < 0 || slot_uid[c] != o) continue;
+        const int c = slot_of[owner[q]];
         int slot;
         PAR_ATOMIC_CAPTURE
         slot = slot_count[c]++;
@@ -512,7 +539,7 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
           seeds[(size_t)c * capacity + slot] = (int)q;
           pending[q] = 0;
           PAR_ATOMIC
-          control[DB_CTRL_PENDING] -= 1;
+          pending_count[0] -= 1;
         }
       }
       PAR_FOR()
@@ -530,10 +557,10 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
   for (size_t i = 0; i < n; i++) parent[i] = core[i] ? lowest[db_find(cparent, chain_of[i])] : (int)i;
 
   DEV_EXIT(map(delete : owner[0 : n], chain_of[0 : n], cparent[0 : n], lowest[0 : n], pending[0 : n], slot_of[0 : n],
-               seeds[0 : nseeds], quarantine[0 : nquar], control[0 : DB_NCTRL], slot_uid[0 : chains],
-               slot_count[0 : chains]))
+               seeds[0 : nseeds], quarantine[0 : nquar], start_rank[0 : n], pending_count[0 : 1], slot_uid[0 : chains],
+               slot_count[0 : chains], slot_rank[0 : chains], split_rank[0 : chains], free_list[0 : chains]))
   free(owner), free(chain_of), free(cparent), free(lowest), free(pending), free(slot_uid), free(slot_count);
-  free(slot_of), free(seeds), free(quarantine);
+  free(slot_of), free(seeds), free(quarantine), free(start_rank), free(slot_rank), free(split_rank), free(free_list);
   return 0;
 }
 
