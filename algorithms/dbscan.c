@@ -353,7 +353,7 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
   const size_t n = geo.n, d = geo.d;
   const int min_pts = params->min_pts, capacity = params->seed_list;
   /* at most 2^26 quarantine entries in all */
-  int chains = params->chains;
+  int chains = (size_t)params->chains < n ? params->chains : (int)n; /* no more chains than points */
   const size_t qcap = min_pts > 1 ? (size_t)min_pts - 1 : 1;
   while (chains > 1 && (size_t)chains * qcap > ((size_t)1 << 26)) chains /= 2;
   int *owner = pc_try_alloc(n, sizeof *owner, "chain owners");
