@@ -15,7 +15,6 @@ and checks that its labels are identical too. Needs numpy.
   experiments/bench_dbscan.py [--bin DIR] [--variants seq,omp,gpu] [--dims 2,3] [--n 1000000]
 """
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -23,6 +22,8 @@ import tempfile
 import time
 
 import numpy as np
+
+from bench_common import run_with_report
 
 NEIGHBOURS = 30
 PHASES = ["h2d", "index", "core", "connect", "label", "d2h"]
@@ -47,23 +48,11 @@ def eps_for_neighbours(x, neighbours, sample, seed=1):
 
 
 def run_dbscan(binary, data, eps, min_pts, method, index, repeat, threads, labels_path, timeout_s):
-    with tempfile.TemporaryDirectory() as tmp:
-        report = os.path.join(tmp, "r.json")
-        cmd = [binary, "dbscan", data, "--eps", str(eps), "--min-pts", str(min_pts), "--method", method,
-               "--index", index, "--repeat", str(repeat), "--warmup", "1", "--report", report,
-               "--labels", labels_path, "--quiet"]
-        if threads and not binary.endswith("-seq"):
-            cmd += ["--threads", str(threads)]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            return None, f"timed out after {timeout_s} s"
-        if proc.returncode == 3:
-            return None, "n/a (no GPU)"
-        if proc.returncode != 0:
-            return None, proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
-        with open(report) as f:
-            return json.load(f), None
+    cmd = [binary, "dbscan", data, "--eps", str(eps), "--min-pts", str(min_pts), "--method", method, "--index", index,
+           "--repeat", str(repeat), "--warmup", "1", "--labels", labels_path, "--quiet"]
+    if threads and not binary.endswith("-seq"):
+        cmd += ["--threads", str(threads)]
+    return run_with_report(cmd, timeout_s)
 
 
 def main():

@@ -8,27 +8,17 @@ iterations), GFLOP/s counted as 2nkd per iteration, and the phase split. Standar
   experiments/bench_kmeans.py [--bin DIR] [--variants seq,omp,gpu] [--cases 1000000x64x1000,...]
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
-import tempfile
+
+from bench_common import run_with_report
 
 DEFAULT_CASES = "1000000x64x1000,4000000x8x256,1000000x16x64"
 
 
 def run_case(binary, n, d, k, iterations, extra):
-    with tempfile.TemporaryDirectory() as tmp:
-        report = os.path.join(tmp, "r.json")
-        cmd = [binary, "kmeans", f"gen:uniform:n={n},d={d},seed=7", "-k", str(k), "--iterations", str(iterations),
-               "--warmup", "1", "--report", report, "--quiet"] + extra
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode == 3:
-            return None, "n/a (no GPU)"
-        if proc.returncode != 0:
-            return None, proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
-        with open(report) as f:
-            return json.load(f), None
+    return run_with_report([binary, "kmeans", f"gen:uniform:n={n},d={d},seed=7", "-k", str(k), "--iterations",
+                            str(iterations), "--warmup", "1", "--quiet"] + extra)
 
 
 def main():

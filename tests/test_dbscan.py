@@ -182,6 +182,20 @@ def test_grid_refuses_too_many_dimensions(seq, work):
     assert list(work.iterdir()) == []
 
 
+def test_grid_refuses_a_span_of_too_many_cells(seq, work):
+    """Cells are numbered exactly only up to 2^29 per dimension: a wider span is refused with the
+    way out, and the directory clusters the same data."""
+    wide = work / "wide.txt"
+    wide.write_text("0 0\n0.5 0\n1e9 0\n")
+    labels = work / "l.txt"
+    rc, _, err = seq.run("dbscan", wide, "--eps", "1", "--min-pts", "2", "--labels", labels)
+    assert rc == 2 and "cells of side eps" in err and "--index directory" in err
+    assert not labels.exists()
+    rc, _, err = seq.run("dbscan", wide, "--eps", "1", "--min-pts", "2", "--index", "directory", "--labels", labels)
+    assert rc == 0, err
+    assert labels.read_text().split() == ["0", "0", "-1"]
+
+
 def test_bad_files(seq, work):
     ragged = work / "ragged.txt"
     ragged.write_text("1 2\n3\n")
