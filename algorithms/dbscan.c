@@ -756,15 +756,20 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
       lowest[i] = INT_MAX;
       root_rank[i] = 0;
     }
+    PAR_FOR() /* every core point hung straight under its root (each write names an ancestor, so
+                 concurrent finds stay correct), so the loops below read its root once */
+    for (size_t s = 0; s < n; s++)
+      if (core[s]) {
+        const int root = db_find(parent, (int)s);
+        __atomic_store_n(&parent[s], root, __ATOMIC_RELAXED);
+        db_atomic_min(&lowest[root], order[s]);
+      }
     PAR_FOR()
     for (size_t s = 0; s < n; s++)
-      if (core[s]) db_atomic_min(&lowest[db_find(parent, (int)s)], order[s]);
-    PAR_FOR()
-    for (size_t s = 0; s < n; s++)
-      if (core[s] && lowest[db_find(parent, (int)s)] == order[s]) root_rank[order[s]] = 1;
+      if (core[s] && lowest[parent[s]] == order[s]) root_rank[order[s]] = 1;
     clusters = pc_exclusive_scan(root_rank, n);
     PAR_FOR()
-    for (size_t s = 0; s < n; s++) slabel[s] = core[s] ? (int)root_rank[lowest[db_find(parent, (int)s)]] : -1;
+    for (size_t s = 0; s < n; s++) slabel[s] = core[s] ? (int)root_rank[lowest[parent[s]]] : -1;
     PAR_FOR(reduction(+ : n_core, n_noise) DB_NEIGHBOUR_LOOP)
     for (size_t s = 0; s < n; s++) {
       if (core[s]) {

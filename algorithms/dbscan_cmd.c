@@ -21,11 +21,11 @@
  * smaller number, since more chains only add seed-list memory there. */
 #if PC_HAS_DEVICE
 #define DB_DEFAULT_CHAINS 16384
-#define DB_DEFAULT_CHAINS_TEXT "16384"
 #else
 #define DB_DEFAULT_CHAINS 1024
-#define DB_DEFAULT_CHAINS_TEXT "1024"
 #endif
+#define DB_TEXT_OF(value) #value
+#define DB_TEXT(macro) DB_TEXT_OF(macro)
 
 static const char usage[] =
     "usage: pragmaclust dbscan INPUT --eps E --min-pts M [options]\n"
@@ -41,7 +41,7 @@ static const char usage[] =
     "  --levels L           directory: levels, one dimension each (default 3)\n"
     "  --fanout F           directory: partitions per node (default 16)\n"
     "  --method union-find|chains  core flags + lock-free union-find (default), or CUDA-DClust's chains\n"
-    "  --chains C           chains: expansions run at once (default " DB_DEFAULT_CHAINS_TEXT ", at most n)\n"
+    "  --chains C           chains: expansions run at once (default " DB_TEXT(DB_DEFAULT_CHAINS) ", at most n)\n"
     "  --seed-list S        chains: capacity of each chain's seed list (default 2048; overflow is refilled)\n"
     "  --labels FILE        write labels (.npy -> int32 array, else one per line)\n"
     "common options: --seed, --shape N,D, --threads T, --allow-host, --repeat R, --warmup W,\n"
