@@ -35,10 +35,35 @@
 #endif
 
 const char *const km_phase_names[KM_NPHASES] = {"h2d", "assign", "update", "d2h"};
+const char *const km_distance_names[KM_NDISTANCES] = {"dot", "direct"};
 
-/* Centroids compared per pass over a point's features; partial distances live in registers. */
+/* Register blocking of the assign step. A work item compares KM_ROWS points with a tile of
+ * KM_TILE centroids at a time, holding KM_ROWS x KM_TILE partial sums in registers: per
+ * feature it loads KM_ROWS point values and KM_TILE centroid values for KM_ROWS * KM_TILE
+ * multiply-adds. The rows of one item are KM_LANES points apart: on the GPU 32, so that the
+ * 32 threads of a warp load 32 consecutive values of a feature (coalesced) and the same
+ * centroid values (one broadcast); on the CPU 1, so that one item's points share cache lines
+ * and the tile's centroids fill SIMD registers (6 x 16 = 12 AVX2 accumulators). */
+#if defined(PC_VARIANT_GPU)
+#define KM_ROWS_DEFAULT 4
+#define KM_TILE_DEFAULT 32
+#define KM_LANES 32
+#else
+#define KM_ROWS_DEFAULT 6
+#define KM_TILE_DEFAULT 16
+#define KM_LANES 1
+#endif
+#ifndef KM_ROWS
+#define KM_ROWS KM_ROWS_DEFAULT
+#endif
 #ifndef KM_TILE
-#define KM_TILE 16
+#define KM_TILE KM_TILE_DEFAULT
+#endif
+/* Work items the GPU should have in flight (about 2048 resident threads on each of an
+ * H100's 132 SMs). With fewer point groups than this, the centroid tiles are split among
+ * several items per group, which keep their best candidate apart until a second pass. */
+#ifndef KM_GPU_ITEMS
+#define KM_GPU_ITEMS (1u << 18)
 #endif
 
 void km_transpose(const float *x, size_t n, size_t d, float *xt) {
@@ -47,66 +72,284 @@ void km_transpose(const float *x, size_t n, size_t d, float *xt) {
     for (size_t j = 0; j < d; j++) xt[j * n + i] = x[i * d + j];
 }
 
-/* Assigns every point to its nearest centroid; returns how many labels changed. */
-static long km_assign(const float *restrict xt, const float *restrict ct, int *restrict labels, size_t n, size_t d,
-                      int k, int kpad) {
-  long changed = 0;
-  PAR_FOR(reduction(+ : changed) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
-  for (size_t i = 0; i < n; i++) {
-    float best = INFINITY;
-    int best_c = 0;
-    for (int t = 0; t < kpad; t += KM_TILE) {
-      float dist[KM_TILE];
-      for (int c = 0; c < KM_TILE; c++) dist[c] = 0.0f;
-      for (size_t j = 0; j < d; j++) {
-        const float xj = xt[j * n + i];
-        const float *cj = ct + j * (size_t)kpad + t;
-        for (int c = 0; c < KM_TILE; c++) {
-          const float diff = xj - cj[c];
-          dist[c] += diff * diff;
-        }
-      }
-      for (int c = 0; c < KM_TILE; c++)
-        if (dist[c] < best && t + c < k) {
-          best = dist[c];
-          best_c = t + c;
+/* How the assign step is cut: points in groups of KM_LANES * KM_ROWS (items of KM_ROWS points),
+ * centroid tiles in `splits` ranges of `tiles_per_split`. */
+typedef struct {
+  size_t groups;          /* work items per split: KM_LANES per block of KM_LANES * KM_ROWS points */
+  int tiles, tiles_per_split, splits;
+} km_layout;
+
+static km_layout km_plan(size_t n, int kpad) {
+  km_layout l;
+  const size_t block = (size_t)KM_LANES * KM_ROWS;
+  l.groups = (n + block - 1) / block * KM_LANES;
+  l.tiles = kpad / KM_TILE;
+  l.splits = 1;
+#if defined(PC_VARIANT_GPU)
+  if (l.groups < KM_GPU_ITEMS) {
+    const size_t want = (KM_GPU_ITEMS + l.groups - 1) / l.groups;
+    l.splits = want < (size_t)l.tiles ? (int)want : l.tiles;
+  }
+#endif
+  l.tiles_per_split = (l.tiles + l.splits - 1) / l.splits;
+  l.splits = (l.tiles + l.tiles_per_split - 1) / l.tiles_per_split;
+  return l;
+}
+
+DEV_FUNCS_BEGIN
+/* The nearest of the centroids in tiles [t_begin, t_end) for the KM_ROWS points idx[]:
+ * best[r] and best_c[r] (ties to the lowest index). `direct` (a constant after inlining)
+ * selects sum((x - c)^2) + cn[c] on the centroids ct (cn = 0, or +inf for padding), else the
+ * dot form cn[c] - 2 x.cs[:, c] on the shifted centroids cs (see km_prepare).
+ *
+ * Keeping the best per tile is where the variants differ. The CPU keeps a best per lane of
+ * the tile (KM_ROWS x KM_TILE values and indices: compare-and-blend SIMD, no branches) and
+ * reduces the lanes once at the end. The GPU has no registers for that: each thread takes the
+ * tile's minimum by a halving tree and looks for its index only when it beats the best. */
+static inline __attribute__((always_inline)) void
+km_nearest(const float *restrict xt, const float *restrict tiles, const float *restrict cn, size_t n, size_t d, int kpad,
+           const size_t idx[KM_ROWS], int t_begin, int t_end, const int direct, float best[KM_ROWS],
+           int best_c[KM_ROWS]) {
+#if KM_LANES == 1
+  float lane_best[KM_ROWS][KM_TILE];
+  int lane_c[KM_ROWS][KM_TILE];
+  _Pragma("unroll") for (int r = 0; r < KM_ROWS; r++)
+    _Pragma("unroll") for (int c = 0; c < KM_TILE; c++) {
+      lane_best[r][c] = INFINITY;
+      lane_c[r][c] = t_begin * KM_TILE + c;
+    }
+#else
+  _Pragma("unroll") for (int r = 0; r < KM_ROWS; r++) {
+    best[r] = INFINITY;
+    best_c[r] = t_begin * KM_TILE;
+  }
+#endif
+  for (int t = t_begin; t < t_end; t++) {
+    float acc[KM_ROWS][KM_TILE];
+    _Pragma("unroll") for (int r = 0; r < KM_ROWS; r++)
+      _Pragma("unroll") for (int c = 0; c < KM_TILE; c++) acc[r][c] = 0.0f;
+    for (size_t j = 0; j < d; j++) {
+      const float *cj = __builtin_assume_aligned(tiles + j * (size_t)kpad + (size_t)t * KM_TILE, 16);
+      float xv[KM_ROWS];
+      _Pragma("unroll") for (int r = 0; r < KM_ROWS; r++) xv[r] = xt[j * n + idx[r]];
+      _Pragma("unroll") for (int r = 0; r < KM_ROWS; r++)
+        _Pragma("unroll") for (int c = 0; c < KM_TILE; c++) {
+          if (direct) {
+            const float diff = xv[r] - cj[c];
+            acc[r][c] += diff * diff;
+          } else {
+            acc[r][c] += xv[r] * cj[c];
+          }
         }
     }
+    _Pragma("unroll") for (int r = 0; r < KM_ROWS; r++) {
+      float dist[KM_TILE];
+      _Pragma("unroll") for (int c = 0; c < KM_TILE; c++)
+        dist[c] = direct ? acc[r][c] + cn[t * KM_TILE + c] : cn[t * KM_TILE + c] - 2.0f * acc[r][c];
+#if KM_LANES == 1
+      _Pragma("unroll") for (int c = 0; c < KM_TILE; c++) { /* the index by a mask, not ?:, so that clang emits blends */
+        const int better = dist[c] < lane_best[r][c];
+        lane_best[r][c] = better ? dist[c] : lane_best[r][c];
+        lane_c[r][c] += -better & (t * KM_TILE + c - lane_c[r][c]);
+      }
+#else
+      float low[KM_TILE];
+      _Pragma("unroll") for (int c = 0; c < KM_TILE; c++) low[c] = dist[c];
+      _Pragma("unroll") for (int width = KM_TILE / 2; width > 0; width /= 2)
+        _Pragma("unroll") for (int c = 0; c < width; c++) low[c] = low[c + width] < low[c] ? low[c + width] : low[c];
+      if (low[0] < best[r]) {
+        best[r] = low[0];
+        int first = 0; /* the lowest lane at the minimum; constant indices keep dist in registers */
+        _Pragma("unroll") for (int c = KM_TILE - 1; c >= 0; c--) first = dist[c] == low[0] ? c : first;
+        best_c[r] = t * KM_TILE + first;
+      }
+#endif
+    }
+  }
+#if KM_LANES == 1
+  _Pragma("unroll") for (int r = 0; r < KM_ROWS; r++) {
+    best[r] = lane_best[r][0];
+    best_c[r] = lane_c[r][0];
+    _Pragma("unroll") for (int c = 1; c < KM_TILE; c++)
+      if (lane_best[r][c] < best[r] || (lane_best[r][c] == best[r] && lane_c[r][c] < best_c[r])) {
+        best[r] = lane_best[r][c];
+        best_c[r] = lane_c[r][c];
+      }
+  }
+#endif
+}
+DEV_FUNCS_END
+
+/* Assigns every point to its nearest centroid; returns how many labels changed. With one
+ * split the items write the labels; with several they write their candidates to part_d /
+ * part_c (split-major, n each) and a second pass keeps the best (the lowest split on ties,
+ * whose centroid indices are lower). Padding centroids never win (cn = +inf). */
+static long km_assign(const float *restrict xt, const float *restrict ct, const float *restrict cs,
+                      const float *restrict cn, int *restrict labels, float *restrict part_d, int *restrict part_c,
+                      size_t n, size_t d, int kpad, km_layout l, int direct) {
+  const float *tiles = direct ? ct : cs;
+  const size_t items = l.groups * (size_t)l.splits;
+  long changed = 0;
+  PAR_FOR(reduction(+ : changed) GPU_ONLY(num_teams(pc_reduction_teams(items)) thread_limit(PC_GPU_THREADS)))
+  for (size_t q = 0; q < items; q++) {
+    const size_t g = q % l.groups;
+    const int s = (int)(q / l.groups);
+    const size_t first = g / KM_LANES * KM_LANES * KM_ROWS + g % KM_LANES;
+    size_t idx[KM_ROWS];
+    for (int r = 0; r < KM_ROWS; r++) {
+      const size_t i = first + (size_t)r * KM_LANES;
+      idx[r] = i < n ? i : n - 1; /* past the end: recompute the last point, write nothing */
+    }
+    const int t_begin = s * l.tiles_per_split;
+    const int t_end = t_begin + l.tiles_per_split < l.tiles ? t_begin + l.tiles_per_split : l.tiles;
+    float best[KM_ROWS];
+    int best_c[KM_ROWS];
+    if (direct) km_nearest(xt, tiles, cn, n, d, kpad, idx, t_begin, t_end, 1, best, best_c);
+    else km_nearest(xt, tiles, cn, n, d, kpad, idx, t_begin, t_end, 0, best, best_c);
+    for (int r = 0; r < KM_ROWS; r++) {
+      const size_t i = first + (size_t)r * KM_LANES;
+      if (i >= n) break;
+      if (l.splits == 1) {
+        changed += labels[i] != best_c[r];
+        labels[i] = best_c[r];
+      } else {
+        part_d[(size_t)s * n + i] = best[r];
+        part_c[(size_t)s * n + i] = best_c[r];
+      }
+    }
+  }
+  if (l.splits == 1) return changed;
+
+  PAR_FOR(reduction(+ : changed) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  for (size_t i = 0; i < n; i++) {
+    float best = part_d[i];
+    int best_c = part_c[i];
+    for (int s = 1; s < l.splits; s++)
+      if (part_d[(size_t)s * n + i] < best) {
+        best = part_d[(size_t)s * n + i];
+        best_c = part_c[(size_t)s * n + i];
+      }
     changed += labels[i] != best_c;
     labels[i] = best_c;
   }
   return changed;
 }
 
-/* Number of copies of the cluster sums the update step adds into. GPU threads add point i
- * into copy i % copies, so that fewer atomics collide on one address (the copies are summed
- * afterwards); as many copies as fit in KM_SUM_COPY_BYTES, at most KM_MAX_SUM_COPIES. CPU
- * threads get private copies from the OpenMP reduction instead, so they use one. */
+/* The tiles of the assign step. Dot form: cs = ct - o (the centroids moved by the offset o,
+ * the initial centroids' mean) and cn[c] = |cs_c|^2 + 2 o.cs_c, so that for a point x
+ * |x - c|^2 = |x|^2 + cn[c] - 2 x.cs_c, where |x|^2 is the same for every centroid; the shift
+ * keeps the float32 products small when the data sit far from the origin. Direct form: cn = 0.
+ * Padding centroids: cs = 0, cn = +inf. */
+static void km_prepare(const float *restrict ct, const float *restrict offset, float *restrict cs,
+                       float *restrict cn, size_t d, int k, int kpad, int direct) {
+  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  for (int c = 0; c < kpad; c++) {
+    double norm = 0.0;
+    for (size_t j = 0; j < d; j++) {
+      const float shifted = c < k ? ct[j * (size_t)kpad + c] - offset[j] : 0.0f;
+      cs[j * (size_t)kpad + c] = shifted;
+      norm += (double)shifted * shifted + 2.0 * (double)offset[j] * shifted;
+    }
+    cn[c] = c >= k ? INFINITY : direct ? 0.0f : (float)norm;
+  }
+}
+
+/* Team-local sums: when a cluster's sums and count for all k clusters, k * (d + 1) doubles,
+ * fit in KM_TEAM_SUMS (32 KB: GPU shared memory, or a CPU thread's stack), each team sums its
+ * share of the points there and adds the result to the global sums once. The GPU's atomics
+ * then hit team-shared memory, and only teams * k * (d + 1) of them reach global memory. */
+#ifndef KM_TEAM_SUMS
+#define KM_TEAM_SUMS 4096
+#endif
+#ifndef KM_GPU_UPDATE_TEAMS
+#define KM_GPU_UPDATE_TEAMS 528 /* 4 per SM of an H100 */
+#endif
+static inline int km_team_sums_fit(size_t d, int k) { return (size_t)k * (d + 1) <= KM_TEAM_SUMS; }
+
+/* Teams the team-local update runs: KM_GPU_UPDATE_TEAMS on the GPU, one per host thread. */
+static int km_update_teams(void) {
+#if defined(PC_VARIANT_GPU)
+  return pc_device_teams(KM_GPU_UPDATE_TEAMS);
+#elif defined(PC_VARIANT_OMP)
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+/* Otherwise: the number of copies of the cluster sums the update step adds into. GPU threads
+ * add point i into copy i % copies, so that fewer atomics collide on one address (the copies
+ * are summed afterwards); as many copies as fit in KM_SUM_COPY_BYTES, at most
+ * KM_MAX_SUM_COPIES. CPU threads get private copies from the OpenMP reduction instead. */
 #ifndef KM_SUM_COPY_BYTES
 #define KM_SUM_COPY_BYTES (8u << 20)
 #endif
 #ifndef KM_MAX_SUM_COPIES
 #define KM_MAX_SUM_COPIES 64
 #endif
-static inline size_t km_sum_copies(size_t kd) {
+static inline size_t km_sum_copies(size_t d, int k) {
 #if defined(PC_VARIANT_GPU)
-  size_t copies = KM_SUM_COPY_BYTES / (kd * sizeof(double));
+  if (km_team_sums_fit(d, k)) return 1;
+  size_t copies = KM_SUM_COPY_BYTES / ((size_t)k * d * sizeof(double));
   return copies < 1 ? 1 : copies > KM_MAX_SUM_COPIES ? KM_MAX_SUM_COPIES : copies;
 #else
-  (void)kd;
+  (void)d, (void)k;
   return 1;
 #endif
 }
 
-/* Cluster sums and counts on the device: GPU threads add point i into copy i % copies with
- * atomics; CPU threads (copies = 1) sum into private copies through the array reduction. */
+/* The team-local update (see KM_TEAM_SUMS): team t sums points [t * n / teams, (t+1) * n / teams)
+ * into `local` (cluster c's sums at c * (d + 1), its count after them), then adds them to the
+ * global sums and counts. On the CPU a team is one thread and `local` is private to it. */
+static void km_accumulate_in_teams(const float *restrict xt, const int *restrict labels, double *restrict sums,
+                                   long *restrict counts, size_t n, size_t d, int k, int teams) {
+  const size_t row = d + 1, len = (size_t)k * row;
+  PAR_TEAMS_FOR(num_teams(teams) thread_limit(PC_GPU_THREADS))
+  for (int t = 0; t < teams; t++) {
+    double local[KM_TEAM_SUMS];
+    TEAM_PAR_FOR()
+    for (size_t e = 0; e < len; e++) local[e] = 0.0;
+    const size_t lo = n * (size_t)t / (size_t)teams, hi = n * (size_t)(t + 1) / (size_t)teams;
+    TEAM_PAR_FOR()
+    for (size_t i = lo; i < hi; i++) {
+      const size_t base = (size_t)labels[i] * row;
+      for (size_t j = 0; j < d; j++) {
+        GPU_ATOMIC
+        local[base + j] += xt[j * n + i];
+      }
+      GPU_ATOMIC
+      local[base + d] += 1.0;
+    }
+    TEAM_PAR_FOR()
+    for (size_t e = 0; e < len; e++) {
+      const size_t c = e / row, j = e % row;
+      if (local[e] == 0.0) continue; /* nothing to add (most entries when k is large) */
+      if (j < d) {
+        PAR_ATOMIC
+        sums[c * d + j] += local[e];
+      } else {
+        PAR_ATOMIC
+        counts[c] += (long)local[e];
+      }
+    }
+  }
+}
+
+/* Cluster sums and counts on the device: team-local sums where they fit; otherwise GPU
+ * threads add point i into copy i % copies with atomics and CPU threads (copies = 1) sum into
+ * private copies through the array reduction. */
 static void km_accumulate(const float *restrict xt, const int *restrict labels, double *restrict sums,
                           long *restrict counts, size_t n, size_t d, int k, size_t copies) {
-  const size_t kd = (size_t)k * d;
+  const size_t kd = (size_t)k * d, sums_len = copies * kd, len = sums_len + copies * (size_t)k;
   PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
-  for (size_t e = 0; e < copies * kd; e++) sums[e] = 0.0;
-  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
-  for (size_t e = 0; e < copies * (size_t)k; e++) counts[e] = 0;
+  for (size_t e = 0; e < len; e++) {
+    if (e < sums_len) sums[e] = 0.0;
+    else counts[e - sums_len] = 0;
+  }
+  if (km_team_sums_fit(d, k)) {
+    km_accumulate_in_teams(xt, labels, sums, counts, n, d, k, km_update_teams());
+    return;
+  }
 
   /* The one loop where variants differ in method: reduction on the CPU, atomics on the GPU. */
   PAR_FOR(HOST_ONLY(reduction(+ : sums[0 : kd], counts[0 : k])) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
@@ -181,39 +424,52 @@ static double km_sse(const float *restrict xt, const float *restrict ct, const i
 
 int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *centroids, int *labels,
            km_result *result) {
-  const int k = params->k;
+  const int k = params->k, direct = params->distance == KM_DISTANCE_DIRECT;
   const int kpad = (k + KM_TILE - 1) / KM_TILE * KM_TILE;
-  const size_t kd = (size_t)k * d, ct_len = (size_t)kpad * d, copies = km_sum_copies(kd);
+  const size_t kd = (size_t)k * d, ct_len = (size_t)kpad * d, copies = km_sum_copies(d, k);
+  const km_layout layout = km_plan(n, kpad);
+  const size_t part_len = layout.splits > 1 ? (size_t)layout.splits * n : 1;
   /* Outside the gpu variant the device is the host: both update modes are the same code. */
   const int on_device = params->update == KM_UPDATE_DEVICE || !PC_HAS_DEVICE;
   double *iteration_s = result->iteration_s;
   memset(result, 0, sizeof *result);
   result->iteration_s = iteration_s;
+  result->splits = layout.splits;
 
   float *ct = pc_try_alloc(ct_len, sizeof *ct, "centroids");
+  float *cs = pc_try_alloc(ct_len, sizeof *cs, "shifted centroids");
+  float *cn = pc_try_alloc((size_t)kpad, sizeof *cn, "centroid norms");
+  float *offset = pc_try_alloc(d, sizeof *offset, "centroid offset");
+  float *part_d = pc_try_alloc(part_len, sizeof *part_d, "candidate distances");
+  int *part_c = pc_try_alloc(part_len, sizeof *part_c, "candidate centroids");
   double *sums = pc_try_alloc(copies * kd, sizeof *sums, "centroid sums");
   long *counts = pc_try_alloc(copies * (size_t)k, sizeof *counts, "cluster counts");
-  if (!ct || !sums || !counts) {
-    free(ct);
-    free(sums);
-    free(counts);
-    return -1;
-  }
+  int rc = -1;
+  if (!ct || !cs || !cn || !offset || !part_d || !part_c || !sums || !counts) goto out;
   memset(ct, 0, ct_len * sizeof *ct);
   for (int c = 0; c < k; c++)
     for (size_t j = 0; j < d; j++) ct[j * (size_t)kpad + (size_t)c] = centroids[(size_t)c * d + j];
+  for (size_t j = 0; j < d; j++) {
+    double mean = 0.0;
+    for (int c = 0; c < k; c++) mean += centroids[(size_t)c * d + j];
+    offset[j] = (float)(mean / k);
+  }
   for (size_t i = 0; i < n; i++) labels[i] = -1;
 
   const double t_start = pc_now();
   double t0 = t_start;
-  DEV_ENTER(map(to : xt[0 : n * d], ct[0 : ct_len], labels[0 : n]) map(alloc : sums[0 : copies * kd], counts[0 : copies * k]))
+  DEV_ENTER(map(to : xt[0 : n * d], ct[0 : ct_len], offset[0 : d], labels[0 : n])
+                map(alloc : cs[0 : ct_len], cn[0 : kpad], part_d[0 : part_len], part_c[0 : part_len],
+                        sums[0 : copies * kd], counts[0 : copies * k]))
   result->phase_s[KM_PHASE_H2D] += pc_now() - t0;
 
   const int iterations_wanted = params->fixed_iter > 0 ? params->fixed_iter : params->max_iter;
   for (int it = 0; it < iterations_wanted; it++) {
     const double t_iter = pc_now();
-    t0 = t_iter;
-    const long changed = km_assign(xt, ct, labels, n, d, k, kpad);
+    km_prepare(ct, offset, cs, cn, d, k, kpad, direct);
+    t0 = pc_now();
+    result->phase_s[KM_PHASE_UPDATE] += t0 - t_iter;
+    const long changed = km_assign(xt, ct, cs, cn, labels, part_d, part_c, n, d, kpad, layout, direct);
     double t1 = pc_now();
     result->phase_s[KM_PHASE_ASSIGN] += t1 - t0;
     result->iterations = it + 1;
@@ -246,14 +502,15 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   result->sse = km_sse(xt, ct, labels, n, d, kpad);
   t0 = pc_now();
   DEV_UPDATE(from(labels[0 : n], ct[0 : ct_len]))
-  DEV_EXIT(map(delete : xt[0 : n * d], ct[0 : ct_len], labels[0 : n], sums[0 : copies * kd], counts[0 : copies * k]))
+  DEV_EXIT(map(delete : xt[0 : n * d], ct[0 : ct_len], offset[0 : d], labels[0 : n], cs[0 : ct_len], cn[0 : kpad],
+                   part_d[0 : part_len], part_c[0 : part_len], sums[0 : copies * kd], counts[0 : copies * k]))
   result->phase_s[KM_PHASE_D2H] += pc_now() - t0;
   result->total_s = pc_now() - t_start;
 
   for (int c = 0; c < k; c++)
     for (size_t j = 0; j < d; j++) centroids[(size_t)c * d + j] = ct[j * (size_t)kpad + (size_t)c];
-  free(ct);
-  free(sums);
-  free(counts);
-  return 0;
+  rc = 0;
+out:
+  free(ct), free(cs), free(cn), free(offset), free(part_d), free(part_c), free(sums), free(counts);
+  return rc;
 }

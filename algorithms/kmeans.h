@@ -13,6 +13,13 @@
 
 typedef enum { KM_UPDATE_DEVICE, KM_UPDATE_HOST } km_update_where;
 
+/* How the assign step computes distances. KM_DISTANCE_DOT (default): |c|^2 - 2 x.c on
+ * centroids shifted by their initial mean, one multiply-add per feature (what GEMM-based
+ * k-means does; float32 rounding can reorder near-ties). KM_DISTANCE_DIRECT: sum((x - c)^2),
+ * a subtraction and a multiply-add per feature (the course report's formula). */
+typedef enum { KM_DISTANCE_DOT, KM_DISTANCE_DIRECT, KM_NDISTANCES } km_distance;
+extern const char *const km_distance_names[KM_NDISTANCES];
+
 /* Timed phases of one run; names follow the report's JSON keys. Cao et al.'s cost model:
  * h2d = m2g, assign = dc (distances and labelling), update = gc (generating centroids),
  * d2h = g2m (GPU to main memory). */
@@ -25,6 +32,7 @@ typedef struct {
   int fixed_iter;       /* > 0: run exactly this many iterations, ignoring convergence (benchmarks) */
   double tol;           /* also stop when the summed squared centroid shift <= tol (< 0: off) */
   km_update_where update;
+  km_distance distance;
 } km_params;
 
 typedef struct {
@@ -35,6 +43,7 @@ typedef struct {
   double phase_s[KM_NPHASES];
   double total_s;        /* whole run: h2d, iterations, d2h */
   double *iteration_s;   /* max_iter entries (caller-owned): time of each iteration */
+  int splits;            /* ranges the centroids were split into per point (GPU: small n) */
 } km_result;
 
 /*

@@ -32,6 +32,9 @@ static const char usage[] =
     "                       the run stops when no assignment changes)\n"
     "  --update device|host where new centroids are computed (gpu variant): on the GPU (Cao's GPU-C,\n"
     "                       default) or on the host from the retrieved labels (GPU-L)\n"
+    "  --distance dot|direct  how the assign step measures distances: |c|^2 - 2x.c on shifted\n"
+    "                       centroids (default; one multiply-add per feature, as GEMM-based k-means)\n"
+    "                       or sum((x - c)^2) (the course report's; robust to near-ties in float32)\n"
     "  --labels FILE        write labels (0-based; .npy -> int32 array, else one per line)\n"
     "  --centroids FILE     write final centroids (.npy -> float32 K x d, else text)\n"
     "common options:\n"
@@ -43,12 +46,12 @@ static const char usage[] =
     "  --report FILE        JSON report (parameters, iterations, SSE, phase times, device); - = stdout\n"
     "  --quiet              no summary on stderr\n";
 
-enum { OPT_K = 'k', OPT_INIT = 2000, OPT_MAX_ITER, OPT_ITERATIONS, OPT_TOL, OPT_UPDATE, OPT_LABELS, OPT_CENTROIDS };
+enum { OPT_K = 'k', OPT_INIT = 2000, OPT_MAX_ITER, OPT_ITERATIONS, OPT_TOL, OPT_UPDATE, OPT_DISTANCE, OPT_LABELS, OPT_CENTROIDS };
 
 static const struct option own_options[] = {
     {"init", required_argument, NULL, OPT_INIT},       {"max-iter", required_argument, NULL, OPT_MAX_ITER},
     {"iterations", required_argument, NULL, OPT_ITERATIONS}, {"tol", required_argument, NULL, OPT_TOL},
-    {"update", required_argument, NULL, OPT_UPDATE},   {"labels", required_argument, NULL, OPT_LABELS},
+    {"update", required_argument, NULL, OPT_UPDATE},   {"distance", required_argument, NULL, OPT_DISTANCE},   {"labels", required_argument, NULL, OPT_LABELS},
     {"centroids", required_argument, NULL, OPT_CENTROIDS}, {NULL, 0, NULL, 0},
 };
 
@@ -70,6 +73,11 @@ static void handle_option(int id, const char *arg, void *ctx) {
       if (!strcmp(arg, "device")) o->params.update = KM_UPDATE_DEVICE;
       else if (!strcmp(arg, "host")) o->params.update = KM_UPDATE_HOST;
       else pc_die(PC_EXIT_USAGE, "option --update: expected device or host, got '%s'", arg);
+      break;
+    case OPT_DISTANCE:
+      if (!strcmp(arg, "dot")) o->params.distance = KM_DISTANCE_DOT;
+      else if (!strcmp(arg, "direct")) o->params.distance = KM_DISTANCE_DIRECT;
+      else pc_die(PC_EXIT_USAGE, "option --distance: expected dot or direct, got '%s'", arg);
       break;
     case OPT_LABELS: o->labels_path = arg; break;
     case OPT_CENTROIDS: o->centroids_path = arg; break;
@@ -176,7 +184,9 @@ int pc_cmd_kmeans(int argc, char **argv) {
     pc_json_int(&j, "fixed_iterations", o.params.fixed_iter);
     pc_json_num(&j, "tol", o.params.tol);
     pc_json_str(&j, "update", o.params.update == KM_UPDATE_DEVICE ? "device" : "host");
+    pc_json_str(&j, "distance", km_distance_names[o.params.distance]);
     pc_json_end_object(&j);
+    pc_json_int(&j, "centroid_splits", res.splits);
     pc_json_int(&j, "iterations", res.iterations);
     pc_json_bool(&j, "converged", res.converged);
     pc_json_num(&j, "sse", res.sse);

@@ -2,64 +2,99 @@
 """bench_kmeans.py - per-iteration k-means benchmark of the three variants (not a test).
 
 Runs `pragmaclust-<variant> kmeans gen:uniform:... --iterations N --warmup 1` for each case
-and variant, reads the JSON reports and prints per-iteration time (median over the timed
-iterations), GFLOP/s counted as 2nkd per iteration, and the phase split. Standard library only.
+and variant and prints, from the JSON reports: per-iteration time (median of the N timed
+iterations), GFLOP/s counted as 2nkd per iteration, the fraction of the float32 floor (2nkd at
+--peak-tflops, 60 for an H100/H200), and the phase split (assign = distances and labels;
+update = sums, counts, new centroids and the next distance tiles). Where PyTorch with CUDA is
+importable it adds PyTorch fp32 and TF32 rows (reference_kmeans.py), and with --sklearn
+scikit-learn's Lloyd on the host.
 
-  experiments/bench_kmeans.py [--bin DIR] [--variants seq,omp,gpu] [--cases 1000000x64x1000,...]
+  experiments/bench_kmeans.py [--bin DIR] [--variants seq,omp,gpu] [--cases issue|odd|NxDxK,...]
 """
 import argparse
+import csv
 import os
 import sys
 
 from bench_common import run_with_report
+import reference_kmeans
 
-DEFAULT_CASES = "1000000x64x1000,4000000x8x256,1000000x16x64"
+# The issue's four shapes, and shapes between them with nothing a multiple of anything.
+CASE_SETS = {
+    "issue": "1000000x64x1000,4000000x8x256,1000000x16x64,100000x1000x1000",
+    "odd": "2000003x2x7,1500007x5x100,777777x37x129,300007x130x700,100003x515x257,60013x1000x999",
+}
 
 
-def run_case(binary, n, d, k, iterations, extra):
-    return run_with_report([binary, "kmeans", f"gen:uniform:n={n},d={d},seed=7", "-k", str(k), "--iterations",
-                            str(iterations), "--warmup", "1", "--quiet"] + extra)
+def run_variant(binary, n, d, k, iterations, extra):
+    rep, err = run_with_report([binary, "kmeans", f"gen:uniform:n={n},d={d},seed=7", "-k", str(k), "--iterations",
+                                str(iterations), "--warmup", "1", "--quiet"] + extra)
+    if err:
+        return None, err
+    t, its = rep["timing"], rep["iterations"]
+    return {"name": binary.rsplit("-", 1)[-1], "iteration_s": t["iteration_s"]["median"],
+            "assign_s": t["phases_s"]["assign"]["median"] / its, "update_s": t["phases_s"]["update"]["median"] / its,
+            "device": rep["device"]["where"], "splits": rep.get("centroid_splits", 1)}, None
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default="bin", help="folder with pragmaclust-<variant> (default bin)")
     ap.add_argument("--variants", default="seq,omp,gpu")
-    ap.add_argument("--cases", default=DEFAULT_CASES, help="comma-separated NxDxK")
-    ap.add_argument("--iterations", type=int, default=20, help="timed iterations for omp and gpu (default 20)")
-    ap.add_argument("--seq-iterations", type=int, default=3, help="timed iterations for seq (default 3)")
+    ap.add_argument("--cases", default="issue", help="issue, odd, or comma-separated NxDxK (sets combine: issue,odd)")
+    ap.add_argument("--iterations", type=int, default=20, help="timed iterations per run (default 20)")
+    ap.add_argument("--seq-iterations", type=int, help="timed iterations for seq (default: --iterations)")
+    ap.add_argument("--distance", default="dot", choices=["dot", "direct"])
     ap.add_argument("--update", default="device", choices=["device", "host"])
+    ap.add_argument("--peak-tflops", type=float, default=60.0, help="float32 rate of the floor (default 60)")
+    ap.add_argument("--no-torch", action="store_true", help="skip PyTorch even where it is importable")
+    ap.add_argument("--sklearn", type=int, metavar="THREADS", help="also time scikit-learn with THREADS threads")
     ap.add_argument("--csv", help="also write the rows to this CSV file")
     args = ap.parse_args()
 
-    rows = []
-    header = f"{'case (n x d, k)':<22} {'variant':<7} {'ms/iter':>10} {'GFLOP/s':>9} {'assign ms':>10} {'update ms':>10} {'iters':>5}  where"
+    cases = []
+    for item in args.cases.split(","):
+        cases += CASE_SETS[item].split(",") if item in CASE_SETS else [item]
+    use_torch = not args.no_torch and reference_kmeans.torch_available()
+    if args.sklearn and not reference_kmeans.sklearn_available():
+        sys.exit("bench_kmeans.py: --sklearn needs scikit-learn and threadpoolctl")
+
+    header = (f"{'case (n x d, k)':<24} {'impl':<12} {'ms/iter':>9} {'GFLOP/s':>8} {'floor':>6} "
+              f"{'assign ms':>9} {'update ms':>9}  where")
     print(header)
     print("-" * len(header))
-    for case in args.cases.split(","):
+    rows = []
+    for case in cases:
         n, d, k = (int(v) for v in case.lower().split("x"))
+        flop = 2.0 * n * d * k
+        floor_s = flop / (args.peak_tflops * 1e12)
+        label = f"{n}x{d}, k={k}"
+        results = []
         for variant in args.variants.split(","):
+            its = args.seq_iterations if variant == "seq" and args.seq_iterations else args.iterations
             binary = os.path.join(args.bin, f"pragmaclust-{variant}")
-            its = args.seq_iterations if variant == "seq" else args.iterations
-            rep, err = run_case(binary, n, d, k, its, ["--update", args.update])
-            label = f"{n}x{d}, k={k}"
+            results.append(run_variant(binary, n, d, k, its, ["--update", args.update, "--distance", args.distance]))
+        if use_torch:
+            for tf32 in (False, True):
+                results.append((reference_kmeans.torch_kmeans(n, d, k, iterations=args.iterations, tf32=tf32), None))
+        if args.sklearn:
+            results.append((reference_kmeans.sklearn_kmeans(n, d, k, threads=args.sklearn), None))
+        for res, err in results:
             if err:
-                print(f"{label:<22} {variant:<7} {err}")
+                print(f"{label:<24} {'?':<12} {err}")
                 continue
-            t = rep["timing"]
-            per_iter = t["iteration_s"]["median"]
-            iters = rep["iterations"]
-            assign = t["phases_s"]["assign"]["median"] / iters
-            update = t["phases_s"]["update"]["median"] / iters
-            gflops = 2.0 * n * d * k / per_iter * 1e-9
-            print(f"{label:<22} {variant:<7} {per_iter*1e3:>10.3f} {gflops:>9.1f} {assign*1e3:>10.3f} {update*1e3:>10.3f} {iters:>5}  {rep['device']['where']}")
+            per_iter = res["iteration_s"]
+            split = [f"{res[p] * 1e3:>9.3f}" if res[p] is not None else f"{'':>9}" for p in ("assign_s", "update_s")]
+            where = res["device"] + (f", centroids in {res['splits']} ranges" if res.get("splits", 1) > 1 else "")
+            print(f"{label:<24} {res['name']:<12} {per_iter * 1e3:>9.3f} {flop / per_iter * 1e-9:>8.0f} "
+                  f"{floor_s / per_iter:>6.1%} {split[0]} {split[1]}  {where}")
             sys.stdout.flush()
-            rows.append([n, d, k, variant, per_iter, gflops, assign, update, iters, rep["device"]["where"], rep["compiler"]])
+            rows.append([n, d, k, res["name"], per_iter, flop / per_iter * 1e-9, floor_s / per_iter, res["assign_s"],
+                         res["update_s"], res["device"]])
     if args.csv:
-        import csv
         with open(args.csv, "w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["n", "d", "k", "variant", "iteration_s", "gflops", "assign_s", "update_s", "iterations", "where", "compiler"])
+            w.writerow(["n", "d", "k", "impl", "iteration_s", "gflops", "floor_fraction", "assign_s", "update_s", "where"])
             w.writerows(rows)
 
 

@@ -92,6 +92,25 @@ def test_matches_reference(variant, work, seed, d, k):
     assert rep["n"] == n and rep["d"] == d and rep["k"] == k
 
 
+# Shapes beyond the small cases: k * (d + 1) above the 4096 team-local sums (global sums
+# instead), several 16/32-centroid tiles, far from the origin (the dot form's shift).
+BIG_CASES = [(40, 120, 0.0), (7, 700, 0.0), (3, 50, 1e4)]
+
+
+@pytest.mark.parametrize("distance", ["dot", "direct"])
+@pytest.mark.parametrize("d,k,origin", BIG_CASES, ids=[f"d{d}-k{k}-at{o:g}" for d, k, o in BIG_CASES])
+def test_matches_reference_larger(variant, work, d, k, origin, distance):
+    x = f32(separated_data(d * 1000 + k, 4 * k, d, k) + origin)
+    init = random_rows(x, k, 1)
+    labels, cent, rep = kmeans(variant, work, write_points(work / "x.txt", x), k, init, "--distance", distance)
+    ref_labels, ref_cent, ref_sse, ref_iter, ref_conv = lloyd(x, init)
+    assert rep["params"]["distance"] == distance
+    assert_labels_equal(labels, ref_labels, f"{variant.name} vs reference")
+    assert rep["iterations"] == ref_iter and rep["converged"] is ref_conv
+    assert rel(rep["sse"], ref_sse) <= 1e-4
+    np.testing.assert_allclose(cent, ref_cent, rtol=1e-5, atol=1e-4 * np.abs(x - origin).max())
+
+
 def test_empty_cluster_and_ties(variant, work):
     """Duplicate initial centroids: in the first pass every point is at the same distance from
     both copies and goes to the lower index; the higher copy gets no points and keeps its
