@@ -59,6 +59,16 @@ const char *const km_distance_names[KM_NDISTANCES] = {"dot", "direct"};
 #ifndef KM_TILE
 #define KM_TILE KM_TILE_DEFAULT
 #endif
+/* Full unrolling keeps the GPU's per-thread arrays in registers; on the CPU clang's own
+ * choice vectorises better (forcing it cost 2.5x). */
+#if defined(PC_VARIANT_GPU)
+#define KM_UNROLL _Pragma("unroll")
+#else
+#define KM_UNROLL
+#endif
+#ifndef KM_ASSIGN_THREADS
+#define KM_ASSIGN_THREADS PC_GPU_THREADS /* GPU threads per team of the assign step */
+#endif
 /* Work items the GPU should have in flight (about 2048 resident threads on each of an
  * H100's 132 SMs). With fewer point groups than this, the centroid tiles are split among
  * several items per group, which keep their best candidate apart until a second pass. */
@@ -113,27 +123,36 @@ km_nearest(const float *restrict xt, const float *restrict tiles, const float *r
 #if KM_LANES == 1
   float lane_best[KM_ROWS][KM_TILE];
   int lane_c[KM_ROWS][KM_TILE];
-  _Pragma("unroll") for (int r = 0; r < KM_ROWS; r++)
-    _Pragma("unroll") for (int c = 0; c < KM_TILE; c++) {
+  KM_UNROLL for (int r = 0; r < KM_ROWS; r++)
+    KM_UNROLL for (int c = 0; c < KM_TILE; c++) {
       lane_best[r][c] = INFINITY;
       lane_c[r][c] = t_begin * KM_TILE + c;
     }
 #else
-  _Pragma("unroll") for (int r = 0; r < KM_ROWS; r++) {
+  KM_UNROLL for (int r = 0; r < KM_ROWS; r++) {
     best[r] = INFINITY;
     best_c[r] = t_begin * KM_TILE;
   }
 #endif
   for (int t = t_begin; t < t_end; t++) {
     float acc[KM_ROWS][KM_TILE];
-    _Pragma("unroll") for (int r = 0; r < KM_ROWS; r++)
-      _Pragma("unroll") for (int c = 0; c < KM_TILE; c++) acc[r][c] = 0.0f;
+    KM_UNROLL for (int r = 0; r < KM_ROWS; r++)
+      KM_UNROLL for (int c = 0; c < KM_TILE; c++) acc[r][c] = 0.0f;
+    float xv[KM_ROWS]; /* feature j of the rows */
+#if KM_LANES > 1 /* GPU: feature j + 1 is loaded before j's multiply-adds, hiding its latency */
+    KM_UNROLL for (int r = 0; r < KM_ROWS; r++) xv[r] = xt[idx[r]];
+#endif
     for (size_t j = 0; j < d; j++) {
       const float *cj = __builtin_assume_aligned(tiles + j * (size_t)kpad + (size_t)t * KM_TILE, 16);
-      float xv[KM_ROWS];
-      _Pragma("unroll") for (int r = 0; r < KM_ROWS; r++) xv[r] = xt[j * n + idx[r]];
-      _Pragma("unroll") for (int r = 0; r < KM_ROWS; r++)
-        _Pragma("unroll") for (int c = 0; c < KM_TILE; c++) {
+#if KM_LANES > 1
+      const size_t next = j + 1 < d ? j + 1 : j;
+      float xnext[KM_ROWS];
+      KM_UNROLL for (int r = 0; r < KM_ROWS; r++) xnext[r] = xt[next * n + idx[r]];
+#else /* CPU: the out-of-order core overlaps the loads itself */
+      for (int r = 0; r < KM_ROWS; r++) xv[r] = xt[j * n + idx[r]];
+#endif
+      KM_UNROLL for (int r = 0; r < KM_ROWS; r++)
+        KM_UNROLL for (int c = 0; c < KM_TILE; c++) {
           if (direct) {
             const float diff = xv[r] - cj[c];
             acc[r][c] += diff * diff;
@@ -141,36 +160,39 @@ km_nearest(const float *restrict xt, const float *restrict tiles, const float *r
             acc[r][c] += xv[r] * cj[c];
           }
         }
+#if KM_LANES > 1
+      KM_UNROLL for (int r = 0; r < KM_ROWS; r++) xv[r] = xnext[r];
+#endif
     }
-    _Pragma("unroll") for (int r = 0; r < KM_ROWS; r++) {
+    KM_UNROLL for (int r = 0; r < KM_ROWS; r++) {
       float dist[KM_TILE];
-      _Pragma("unroll") for (int c = 0; c < KM_TILE; c++)
+      KM_UNROLL for (int c = 0; c < KM_TILE; c++)
         dist[c] = direct ? acc[r][c] + cn[t * KM_TILE + c] : cn[t * KM_TILE + c] - 2.0f * acc[r][c];
 #if KM_LANES == 1
-      _Pragma("unroll") for (int c = 0; c < KM_TILE; c++) { /* the index by a mask, not ?:, so that clang emits blends */
+      KM_UNROLL for (int c = 0; c < KM_TILE; c++) { /* the index by a mask, not ?:, so that clang emits blends */
         const int better = dist[c] < lane_best[r][c];
         lane_best[r][c] = better ? dist[c] : lane_best[r][c];
         lane_c[r][c] += -better & (t * KM_TILE + c - lane_c[r][c]);
       }
 #else
       float low[KM_TILE];
-      _Pragma("unroll") for (int c = 0; c < KM_TILE; c++) low[c] = dist[c];
-      _Pragma("unroll") for (int width = KM_TILE / 2; width > 0; width /= 2)
-        _Pragma("unroll") for (int c = 0; c < width; c++) low[c] = low[c + width] < low[c] ? low[c + width] : low[c];
+      KM_UNROLL for (int c = 0; c < KM_TILE; c++) low[c] = dist[c];
+      KM_UNROLL for (int width = KM_TILE / 2; width > 0; width /= 2)
+        KM_UNROLL for (int c = 0; c < width; c++) low[c] = low[c + width] < low[c] ? low[c + width] : low[c];
       if (low[0] < best[r]) {
         best[r] = low[0];
         int first = 0; /* the lowest lane at the minimum; constant indices keep dist in registers */
-        _Pragma("unroll") for (int c = KM_TILE - 1; c >= 0; c--) first = dist[c] == low[0] ? c : first;
+        KM_UNROLL for (int c = KM_TILE - 1; c >= 0; c--) first = dist[c] == low[0] ? c : first;
         best_c[r] = t * KM_TILE + first;
       }
 #endif
     }
   }
 #if KM_LANES == 1
-  _Pragma("unroll") for (int r = 0; r < KM_ROWS; r++) {
+  KM_UNROLL for (int r = 0; r < KM_ROWS; r++) {
     best[r] = lane_best[r][0];
     best_c[r] = lane_c[r][0];
-    _Pragma("unroll") for (int c = 1; c < KM_TILE; c++)
+    KM_UNROLL for (int c = 1; c < KM_TILE; c++)
       if (lane_best[r][c] < best[r] || (lane_best[r][c] == best[r] && lane_c[r][c] < best_c[r])) {
         best[r] = lane_best[r][c];
         best_c[r] = lane_c[r][c];
@@ -190,11 +212,11 @@ static long km_assign(const float *restrict xt, const float *restrict ct, const 
   const float *tiles = direct ? ct : cs;
   const size_t items = l.groups * (size_t)l.splits;
   long changed = 0;
-  PAR_FOR(reduction(+ : changed) GPU_ONLY(num_teams(pc_reduction_teams(items)) thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(reduction(+ : changed) GPU_ONLY(num_teams(pc_reduction_teams(items)) thread_limit(KM_ASSIGN_THREADS)))
   for (size_t q = 0; q < items; q++) {
-    const size_t g = q % l.groups;
-    const int s = (int)(q / l.groups);
-    const size_t first = g / KM_LANES * KM_LANES * KM_ROWS + g % KM_LANES;
+    const size_t lane = q % KM_LANES, rest = q / KM_LANES, block = rest / (size_t)l.splits;
+    const int s = (int)(rest % (size_t)l.splits);
+    const size_t first = block * KM_LANES * KM_ROWS + lane;
     size_t idx[KM_ROWS];
     for (int r = 0; r < KM_ROWS; r++) {
       const size_t i = first + (size_t)r * KM_LANES;
@@ -254,15 +276,17 @@ static void km_prepare(const float *restrict ct, const float *restrict offset, f
   }
 }
 
-/* Team-local sums: when a cluster's sums and count for all k clusters, k * (d + 1) doubles,
- * fit in KM_TEAM_SUMS (32 KB: GPU shared memory, or a CPU thread's stack), each team sums its
- * share of the points there and adds the result to the global sums once. The GPU's atomics
- * then hit team-shared memory, and only teams * k * (d + 1) of them reach global memory. */
+/* Team-local sums: when the sums and counts of all k clusters, k * (d + 1) doubles, fit in
+ * KM_TEAM_SUMS (32 KB: GPU shared memory, or a CPU thread's stack), each team sums its share of
+ * the points there and adds the result to the global sums once. Within a team, thread e owns
+ * column e (feature e, or the count for e = d) of every cluster, so no two threads write the
+ * same place and no atomics are needed; only teams * k * (d + 1) atomic adds reach global memory.
+ * A GPU team is one warp: it walks its points in order, each lane reading its own feature row. */
 #ifndef KM_TEAM_SUMS
 #define KM_TEAM_SUMS 4096
 #endif
 #ifndef KM_GPU_UPDATE_TEAMS
-#define KM_GPU_UPDATE_TEAMS 528 /* 4 per SM of an H100 */
+#define KM_GPU_UPDATE_TEAMS 1056 /* 8 warps per SM of an H100 */
 #endif
 static inline int km_team_sums_fit(size_t d, int k) { return (size_t)k * (d + 1) <= KM_TEAM_SUMS; }
 
@@ -299,26 +323,24 @@ static inline size_t km_sum_copies(size_t d, int k) {
 }
 
 /* The team-local update (see KM_TEAM_SUMS): team t sums points [t * n / teams, (t+1) * n / teams)
- * into `local` (cluster c's sums at c * (d + 1), its count after them), then adds them to the
- * global sums and counts. On the CPU a team is one thread and `local` is private to it. */
+ * into `local` (cluster c's feature sums at c * (d + 1), its count after them), then adds them
+ * to the global sums and counts. On the CPU a team is one thread and `local` is private to it. */
 static void km_accumulate_in_teams(const float *restrict xt, const int *restrict labels, double *restrict sums,
                                    long *restrict counts, size_t n, size_t d, int k, int teams) {
   const size_t row = d + 1, len = (size_t)k * row;
-  PAR_TEAMS_FOR(num_teams(teams) thread_limit(PC_GPU_THREADS))
+  PAR_TEAMS_FOR(num_teams(teams) thread_limit(32))
   for (int t = 0; t < teams; t++) {
     double local[KM_TEAM_SUMS];
     TEAM_PAR_FOR()
     for (size_t e = 0; e < len; e++) local[e] = 0.0;
     const size_t lo = n * (size_t)t / (size_t)teams, hi = n * (size_t)(t + 1) / (size_t)teams;
     TEAM_PAR_FOR()
-    for (size_t i = lo; i < hi; i++) {
-      const size_t base = (size_t)labels[i] * row;
-      for (size_t j = 0; j < d; j++) {
-        GPU_ATOMIC
-        local[base + j] += xt[j * n + i];
+    for (size_t j = 0; j < row; j++) {
+      if (j < d) {
+        for (size_t i = lo; i < hi; i++) local[(size_t)labels[i] * row + j] += xt[j * n + i];
+      } else {
+        for (size_t i = lo; i < hi; i++) local[(size_t)labels[i] * row + j] += 1.0;
       }
-      GPU_ATOMIC
-      local[base + d] += 1.0;
     }
     TEAM_PAR_FOR()
     for (size_t e = 0; e < len; e++) {

@@ -30,7 +30,7 @@ def run_variant(binary, n, d, k, iterations, extra):
     rep, err = run_with_report([binary, "kmeans", f"gen:uniform:n={n},d={d},seed=7", "-k", str(k), "--iterations",
                                 str(iterations), "--warmup", "1", "--quiet"] + extra)
     if err:
-        return None, err
+        return binary.rsplit("-", 1)[-1], err
     t, its = rep["timing"], rep["iterations"]
     return {"name": binary.rsplit("-", 1)[-1], "iteration_s": t["iteration_s"]["median"],
             "assign_s": t["phases_s"]["assign"]["median"] / its, "update_s": t["phases_s"]["update"]["median"] / its,
@@ -81,7 +81,7 @@ def main():
             results.append((reference_kmeans.sklearn_kmeans(n, d, k, threads=args.sklearn), None))
         for res, err in results:
             if err:
-                print(f"{label:<24} {'?':<12} {err}")
+                print(f"{label:<24} {res:<12} {err}")
                 continue
             per_iter = res["iteration_s"]
             split = [f"{res[p] * 1e3:>9.3f}" if res[p] is not None else f"{'':>9}" for p in ("assign_s", "update_s")]
