@@ -19,6 +19,10 @@
  *   PAR_TEAMS_FOR(c)      (nothing)  omp parallel for           omp target teams distribute c
  *                                    schedule(dynamic, 1)       (one team per iteration; its
  *   TEAM_PAR_FOR(c)       (nothing)  (nothing)                  omp parallel for c   threads share inner loops)
+ *   TEAM_LOCAL(v)         (nothing)  (nothing)                  omp allocate(v) allocator(omp_pteam_mem_alloc)
+ *                                                               (v, declared in a PAR_TEAMS_FOR body, in the
+ *                                                               team's shared memory; elsewhere it is private
+ *                                                               to the iteration, which one thread runs)
  *   DEV_ENTER(c)          (nothing)  (nothing)                  omp target enter data c
  *   DEV_UPDATE(c)         (nothing)  (nothing)                  omp target update c
  *   DEV_EXIT(c)           (nothing)  (nothing)                  omp target exit data c
@@ -56,6 +60,7 @@
 #define PAR_ATOMIC_CAPTURE
 #define PAR_TEAMS_FOR(...)
 #define TEAM_PAR_FOR(...)
+#define TEAM_LOCAL(var)
 #define DEV_ENTER(...)
 #define DEV_UPDATE(...)
 #define DEV_EXIT(...)
@@ -74,6 +79,7 @@
 #define PAR_ATOMIC_CAPTURE PC_PRAGMA(omp atomic capture)
 #define PAR_TEAMS_FOR(...) PC_PRAGMA(omp parallel for schedule(dynamic, 1))
 #define TEAM_PAR_FOR(...)
+#define TEAM_LOCAL(var)
 #define DEV_ENTER(...)
 #define DEV_UPDATE(...)
 #define DEV_EXIT(...)
@@ -81,6 +87,7 @@
 #define DEV_FUNCS_END
 
 #else /* PC_VARIANT_GPU */
+#include <omp.h> /* omp_pteam_mem_alloc */
 #define PC_VARIANT_NAME "gpu"
 #define PC_HAS_DEVICE 1
 #define PAR_FOR(...) PC_PRAGMA(omp target teams distribute parallel for __VA_ARGS__)
@@ -92,6 +99,7 @@
 #define PAR_ATOMIC_CAPTURE PC_PRAGMA(omp atomic capture)
 #define PAR_TEAMS_FOR(...) PC_PRAGMA(omp target teams distribute __VA_ARGS__)
 #define TEAM_PAR_FOR(...) PC_PRAGMA(omp parallel for __VA_ARGS__)
+#define TEAM_LOCAL(var) PC_PRAGMA(omp allocate(var) allocator(omp_pteam_mem_alloc))
 #define DEV_ENTER(...) PC_PRAGMA(omp target enter data __VA_ARGS__)
 #define DEV_UPDATE(...) PC_PRAGMA(omp target update __VA_ARGS__)
 #define DEV_EXIT(...) PC_PRAGMA(omp target exit data __VA_ARGS__)
