@@ -99,7 +99,11 @@
 #define PAR_ATOMIC_CAPTURE PC_PRAGMA(omp atomic capture)
 #define PAR_TEAMS_FOR(...) PC_PRAGMA(omp target teams distribute __VA_ARGS__)
 #define TEAM_PAR_FOR(...) PC_PRAGMA(omp parallel for __VA_ARGS__)
+#if defined(__NVPTX__) /* the device pass; on the host fallback a team is one host thread team */
 #define TEAM_LOCAL(var) PC_PRAGMA(omp allocate(var) allocator(omp_pteam_mem_alloc))
+#else
+#define TEAM_LOCAL(var)
+#endif
 #define DEV_ENTER(...) PC_PRAGMA(omp target enter data __VA_ARGS__)
 #define DEV_UPDATE(...) PC_PRAGMA(omp target update __VA_ARGS__)
 #define DEV_EXIT(...) PC_PRAGMA(omp target exit data __VA_ARGS__)
