@@ -20,6 +20,7 @@
 #include "util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,8 +203,14 @@ int skm_run(const skm_source *src, const skm_params *params, float *centres, skm
   DEV_EXIT(map(delete : ones[0 : m], dist[0 : m], wheel[0 : m], nearest[0 : m], targets[0 : draws], picks[0 : draws],
                served[0 : per_run]))
   result->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t0;
-  if (rc == 0 && kmpp_seed(union_x, union_w, union_size, d, k, params->seed, union_pick) != 0)
-    rc = pc_fail("streaming k-means: the chunks kept fewer than k = %d distinct points (%s)", k, pc_last_error());
+  if (rc == 0 && union_size < (size_t)k)
+    rc = pc_fail("streaming k-means: the chunks kept %zu weighted points, fewer than k = %d (the data has fewer than k "
+                 "distinct points)", union_size, k);
+  if (rc == 0 && kmpp_seed(union_x, union_w, union_size, d, k, params->seed, union_pick) != 0) {
+    char why[256];
+    snprintf(why, sizeof why, "%s", pc_last_error());
+    rc = pc_fail("streaming k-means on the weighted union of %zu points: %s", union_size, why);
+  }
   if (rc == 0)
     for (int c = 0; c < k; c++) memcpy(centres + (size_t)c * d, union_x + union_pick[c] * d, d * sizeof(float));
   result->total_s = pc_now() - t_start;
