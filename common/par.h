@@ -19,14 +19,12 @@
  *   PAR_TEAMS_FOR(c)      (nothing)  omp parallel for           omp target teams distribute c
  *                                    schedule(dynamic, 1)       (one team per iteration; its
  *   TEAM_PAR_FOR(c)       (nothing)  (nothing)                  omp parallel for c   threads share inner loops)
- *   TEAM_LOCAL(v)         (nothing)  (nothing)                  omp allocate(v) allocator(omp_pteam_mem_alloc)
- *                                                               (v, declared in a PAR_TEAMS_FOR body, in the
- *                                                               team's shared memory; elsewhere it is private
- *                                                               to the iteration, which one thread runs)
  *   DEV_ENTER(c)          (nothing)  (nothing)                  omp target enter data c
  *   DEV_UPDATE(c)         (nothing)  (nothing)                  omp target update c
  *   DEV_EXIT(c)           (nothing)  (nothing)                  omp target exit data c
  *   DEV_FUNCS_BEGIN/END   (nothing)  (nothing)                  omp begin/end declare target
+ *   TEAM_LOCAL(v)         (nothing)  (nothing)                  omp allocate(v) allocator(omp_pteam_mem_alloc)
+ *                                                               (device pass only; see below)
  *
  * Rules the algorithms follow:
  *  - Data a PAR_FOR loop touches is put on the device once per run with DEV_ENTER and
@@ -60,7 +58,6 @@
 #define PAR_ATOMIC_CAPTURE
 #define PAR_TEAMS_FOR(...)
 #define TEAM_PAR_FOR(...)
-#define TEAM_LOCAL(var)
 #define DEV_ENTER(...)
 #define DEV_UPDATE(...)
 #define DEV_EXIT(...)
@@ -79,7 +76,6 @@
 #define PAR_ATOMIC_CAPTURE PC_PRAGMA(omp atomic capture)
 #define PAR_TEAMS_FOR(...) PC_PRAGMA(omp parallel for schedule(dynamic, 1))
 #define TEAM_PAR_FOR(...)
-#define TEAM_LOCAL(var)
 #define DEV_ENTER(...)
 #define DEV_UPDATE(...)
 #define DEV_EXIT(...)
@@ -87,7 +83,6 @@
 #define DEV_FUNCS_END
 
 #else /* PC_VARIANT_GPU */
-#include <omp.h> /* omp_pteam_mem_alloc */
 #define PC_VARIANT_NAME "gpu"
 #define PC_HAS_DEVICE 1
 #define PAR_FOR(...) PC_PRAGMA(omp target teams distribute parallel for __VA_ARGS__)
@@ -99,16 +94,23 @@
 #define PAR_ATOMIC_CAPTURE PC_PRAGMA(omp atomic capture)
 #define PAR_TEAMS_FOR(...) PC_PRAGMA(omp target teams distribute __VA_ARGS__)
 #define TEAM_PAR_FOR(...) PC_PRAGMA(omp parallel for __VA_ARGS__)
-#if defined(__NVPTX__) /* the device pass; on the host fallback a team is one host thread team */
-#define TEAM_LOCAL(var) PC_PRAGMA(omp allocate(var) allocator(omp_pteam_mem_alloc))
-#else
-#define TEAM_LOCAL(var)
-#endif
 #define DEV_ENTER(...) PC_PRAGMA(omp target enter data __VA_ARGS__)
 #define DEV_UPDATE(...) PC_PRAGMA(omp target update __VA_ARGS__)
 #define DEV_EXIT(...) PC_PRAGMA(omp target exit data __VA_ARGS__)
 #define DEV_FUNCS_BEGIN PC_PRAGMA(omp begin declare target)
 #define DEV_FUNCS_END PC_PRAGMA(omp end declare target)
+#endif
+
+/* Team-local arrays. TEAM_LOCAL(v), right after an array v is declared in a PAR_TEAMS_FOR body,
+ * puts v in the team's shared memory on the GPU: its threads (TEAM_PAR_FOR) share it, each team
+ * has its own. Elsewhere v is an ordinary local array: in the host programs an iteration of
+ * PAR_TEAMS_FOR is one thread's, and on the gpu program's host fallback its team is a host
+ * thread team, which shares it as well (the host runtime has no team memory to put it in). */
+#if defined(PC_VARIANT_GPU) && defined(__NVPTX__)
+#include <omp.h> /* omp_pteam_mem_alloc */
+#define TEAM_LOCAL(var) PC_PRAGMA(omp allocate(var) allocator(omp_pteam_mem_alloc))
+#else
+#define TEAM_LOCAL(var)
 #endif
 
 /* Sequentially consistent load and store of an int shared between parallel iterations, in
