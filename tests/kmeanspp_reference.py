@@ -1,7 +1,11 @@
 """An independent k-means++ seeding that follows the documented rule of algorithms/kmeanspp.h
 step by step: the counter-based generator of common/synth.c (SplitMix64 finaliser), prefix sums
-in blocks of PC_SCAN_BLOCK added in the same order, and the first index whose inclusive prefix sum
-exceeds u * total. Plain Python floats are IEEE doubles, so the same rule gives the same picks."""
+in blocks of PC_SCAN_BLOCK added in the same order, and a linear scan for the first index whose
+next prefix sum exceeds u * total (the program searches instead). Plain Python floats are IEEE
+doubles, so the same rule gives the same picks. d2_sample is the general rule: rounds of several
+independent draws, as k-means# makes them."""
+import math
+
 import numpy as np
 
 MASK = (1 << 64) - 1
@@ -21,7 +25,9 @@ def hash_uniform(seed, stream, index):
     return (h >> 11) * 2.0 ** -53
 
 
-def inclusive_prefix(values):
+def exclusive_prefix(values):
+    """Exclusive prefix sums E[0..n) added as common/scan.c adds them (blocks of SCAN_BLOCK,
+    then the block sums), and the total E[n]."""
     n = len(values)
     blocks = (n + SCAN_BLOCK - 1) // SCAN_BLOCK
     out, sums = [0.0] * n, []
@@ -35,35 +41,49 @@ def inclusive_prefix(values):
     for v in sums:
         offsets.append(running)
         running += v
-    return [out[i] + offsets[i // SCAN_BLOCK] + values[i] for i in range(n)], running
+    return [out[i] + offsets[i // SCAN_BLOCK] for i in range(n)], running
+
+
+def wheel_pick(wheel, total, target):
+    """The documented roulette-wheel rule by a linear scan: the first i with E[i+1] > target
+    (E[n] = total), the target first lowered below total if rounding made it reach it."""
+    if target >= total:
+        target = math.nextafter(total, 0.0)
+    for i in range(len(wheel)):
+        if (wheel[i + 1] if i + 1 < len(wheel) else total) > target:
+            return i
+    raise AssertionError("no point carries mass")
+
+
+def d2_sample(x, w, rounds, draws, seed, stream, first_draw=0):
+    """D^2 sampling as kmeanspp.h states it: `rounds` rounds of `draws` independent picks.
+    Returns (chosen, dist, nearest, cost) like kmpp_sample."""
+    n = len(x)
+    dist, nearest, chosen = [math.inf] * n, [0] * n, []
+    for r in range(rounds):
+        mass = list(w) if r == 0 else [w[i] * dist[i] for i in range(n)]
+        wheel, total = exclusive_prefix(mass)
+        if not total > 0:
+            break
+        picks = [wheel_pick(wheel, total, hash_uniform(seed, stream, first_draw + r * draws + q) * total)
+                 for q in range(draws)]
+        base = len(chosen)
+        chosen += picks
+        for i in range(n):
+            for q, c in enumerate(picks):
+                s = 0.0
+                for j in range(x.shape[1]):
+                    diff = x[i, j] - x[c, j]
+                    s += diff * diff
+                if s < dist[i]:
+                    dist[i], nearest[i] = s, base + q
+    cost = exclusive_prefix([w[i] * dist[i] for i in range(n)])[1] if chosen else 0.0
+    return chosen, dist, nearest, cost
 
 
 def kmeanspp(x, k, seed, weights=None):
     x = np.asarray(x, dtype=np.float32).astype(np.float64)
-    n = len(x)
-    w = [1.0] * n if weights is None else [float(np.float32(v)) for v in weights]
-    mass = list(w)
-    chosen = []
-    for r in range(k):
-        wheel, total = inclusive_prefix(mass)
-        assert total > 0, "fewer weighted points than k"
-        target = hash_uniform(seed, STREAM_KMEANSPP, r) * total
-        lo, hi = 0, n - 1
-        while lo < hi:
-            mid = lo + (hi - lo) // 2
-            if wheel[mid] > target:
-                hi = mid
-            else:
-                lo = mid + 1
-        while lo > 0 and mass[lo] == 0.0:
-            lo -= 1
-        chosen.append(lo)
-        c = x[lo]
-        for i in range(n):
-            s = 0.0
-            for j in range(x.shape[1]):
-                diff = x[i, j] - c[j]
-                s += diff * diff
-            m = w[i] * s
-            mass[i] = m if r == 0 or m < mass[i] else mass[i]
+    w = [1.0] * len(x) if weights is None else [float(np.float32(v)) for v in weights]
+    chosen = d2_sample(x, w, k, 1, seed, STREAM_KMEANSPP)[0]
+    assert len(chosen) == k, "fewer weighted points than k"
     return chosen

@@ -43,6 +43,8 @@ def make_inputs(d):
         "init_width.txt": "0 0\n1 1\n",       # 2 values per row, the data has 3
         "init_rows.txt": "0 0 0\n1 1 1\n2 2 2\n",  # 3 rows, -k 2
         "init_nan.txt": "0 0 0\nnan 1 1\n",
+        "same_point.txt": "1 2 3\n" * 10,     # one distinct point: no second centre can carry weight
+        "two_points.txt": "1 2 3\n4 5 6\n" * 5,  # two distinct points, kept again by every chunk
     }
     for name, text in files.items():
         (d / name).write_text(text)
@@ -147,6 +149,23 @@ CASES = {
     "two_inputs": ["kmeans", I + "good.txt", I + "good.txt", "-k", "2", OUT],
     "unknown_subcommand": ["frobnicate", I + "good.txt", "-k", "2", OUT],
     "info_unknown_option": ["info", "--frobnicate"],
+    # streamkm: its own sizes and options (input files are read by the same readers as above)
+    "streamkm_k_zero": ["streamkm", I + "good.txt", "-k", "0", OUT],
+    "streamkm_k_missing": ["streamkm", I + "good.txt", OUT],
+    "streamkm_k_larger_than_n": ["streamkm", I + "good.txt", "-k", "11", OUT],
+    "streamkm_k_larger_than_generated_n": ["streamkm", "gen:uniform:n=5,d=2", "-k", "6", OUT],
+    "streamkm_k_larger_than_chunk": ["streamkm", I + "good.txt", "-k", "3", "--chunk-size", "2", OUT],
+    "streamkm_chunk_size_zero": ["streamkm", I + "good.txt", "-k", "2", "--chunk-size", "0", OUT],
+    "streamkm_chunk_size_word": ["streamkm", I + "good.txt", "-k", "2", "--chunk-size", "big", OUT],
+    "streamkm_repetitions_zero": ["streamkm", I + "good.txt", "-k", "2", "--repetitions", "0", OUT],
+    "streamkm_repetitions_fraction": ["streamkm", I + "good.txt", "-k", "2", "--repetitions", "2.5", OUT],
+    "streamkm_too_few_distinct_points": ["streamkm", I + "same_point.txt", "-k", "2", OUT],
+    "streamkm_duplicates_across_chunks": ["streamkm", I + "two_points.txt", "-k", "3", "--chunk-size", "3", OUT],
+    "streamkm_missing_file": ["streamkm", I + "nope.txt", "-k", "2", OUT],
+    "streamkm_nan_value": ["streamkm", I + "nan.txt", "-k", "2", OUT],
+    "streamkm_gen_missing_d": ["streamkm", "gen:uniform:n=10", "-k", "2", OUT],
+    "streamkm_unknown_option": ["streamkm", I + "good.txt", "-k", "2", "--eps", "1", OUT],
+    "streamkm_kept_in_missing_folder": ["streamkm", I + "good.txt", "-k", "2", "--kept", "{out}/no/such/k.txt"],
     # outputs that cannot be written (a single output, so nothing else is written first)
     "labels_in_missing_folder": ["kmeans", I + "good.txt", "-k", "2", "--labels", "{out}/no/such/l.txt"],
     "report_is_a_folder": ["kmeans", I + "good.txt", "-k", "2", "--report", "{out}/existing_dir"],
@@ -179,6 +198,15 @@ MESSAGE_PARTS = {
     "two_inputs": "good.txt",
     "unknown_subcommand": "frobnicate",
     "npy_wrong_dtype": "dtype",
+    "streamkm_k_missing": "-k",
+    "streamkm_k_larger_than_n": "larger than the number of points",
+    "streamkm_k_larger_than_chunk": "larger than a chunk",
+    "streamkm_chunk_size_word": "--chunk-size",
+    "streamkm_repetitions_zero": "--repetitions",
+    "streamkm_too_few_distinct_points": "fewer than k = 2",
+    "streamkm_missing_file": "nope.txt",
+    "streamkm_nan_value": "line 2",
+    "streamkm_duplicates_across_chunks": "weighted union",
 }
 
 # ASan prints this one warning (and nothing else) when malloc is asked for more than it ever

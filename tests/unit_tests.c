@@ -1,6 +1,6 @@
 /*
- * unit_tests.c - unit tests of the common library (readers, writers, generator, helpers) and
- * of km_run on tiny hand-made cases. Built by `make build/seq/unit_tests` against the seq
+ * unit_tests.c - unit tests of the common library (readers, writers, generator, helpers), of
+ * km_run on tiny hand-made cases and of the roulette wheel's search. Built by `make build/seq/unit_tests` against the seq
  * objects; run by tests/test_unit.py. Ends with one line "N passed, N failed"; the exit
  * status is nonzero when a check failed.
  *
@@ -11,6 +11,8 @@
 #include "data.h"
 #include "kmeans.h"
 #include "kmeanspp.h"
+#include "scan.h"
+#include "streamkm.h"
 #include "synth.h"
 #include "util.h"
 
@@ -820,6 +822,68 @@ static void test_kmeanspp_weights(void) {
   CHECK(all_once);
 }
 
+/* The roulette wheel's A-ary search picks what a linear scan of the documented rule picks
+ * (the first i with E[i+1] > t), for any arity, on masses with zeros and ties, with targets
+ * at random, on prefix sums exactly (ties between target and wheel) and just below the total;
+ * it never picks a point of zero mass. */
+static size_t wheel_linear_scan(const double *wheel, size_t n, double total, double target) {
+  for (size_t i = 0; i + 1 < n; i++)
+    if (wheel[i + 1] > target) return i;
+  (void)total; /* E[n] = total exceeds every target */
+  return n - 1;
+}
+
+static void test_wheel_search(void) {
+  const size_t sizes[] = {1, 2, 3, 7, 100, 2049, 5000};
+  const int arities[] = {2, 3, 5, 1024};
+  enum { TARGETS = 64 };
+  int mismatches = 0, zero_mass_picks = 0, cases = 0;
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    const size_t n = sizes[si];
+    double *mass = pc_xalloc(n, sizeof *mass, "masses"), *wheel = pc_xalloc(n, sizeof *wheel, "wheel");
+    for (int pattern = 0; pattern < 4; pattern++) {
+      for (size_t i = 0; i < n; i++) {
+        const double u = pc_hash_uniform((uint64_t)pattern, 99, (uint64_t)(n * 4 + i));
+        if (pattern == 0) mass[i] = u < 0.4 ? 0.0 : u;                       /* zeros */
+        else if (pattern == 1) mass[i] = (double)(int)(u * 3.0) * 0.5;       /* ties: 0, 0.5, 1 */
+        else if (pattern == 2) mass[i] = i == n - 1 || i == n / 2 ? 1e-300 + u : 0.0; /* two */
+        else mass[i] = 1.0;                                                  /* all equal */
+      }
+      memcpy(wheel, mass, n * sizeof *wheel);
+      const double total = pc_exclusive_scan_f64(wheel, n);
+      if (!(total > 0.0)) continue;
+      double targets[TARGETS];
+      for (int q = 0; q < TARGETS; q++) {
+        double t = pc_hash_uniform(7, 98, (uint64_t)q) * total;
+        if (q % 4 == 1) t = wheel[(size_t)q * 7919 % n];         /* a prefix sum itself */
+        if (q == 2) t = 0.0;
+        if (q == 3 || !(t < total)) t = nextafter(total, 0.0);  /* the end of the wheel */
+        targets[q] = t;
+      }
+      for (size_t ai = 0; ai < sizeof arities / sizeof *arities; ai++) {
+        long picks[TARGETS];
+        kmpp_wheel_search(wheel, n, targets, picks, TARGETS, arities[ai]);
+        for (int q = 0; q < TARGETS; q++) {
+          mismatches += (size_t)picks[q] != wheel_linear_scan(wheel, n, total, targets[q]);
+          zero_mass_picks += mass[picks[q]] == 0.0;
+        }
+        cases++;
+      }
+    }
+    free(mass);
+    free(wheel);
+  }
+  CHECK(cases >= 100); /* pattern 0 may leave a tiny wheel without mass */
+  CHECK(mismatches == 0);
+  CHECK(zero_mass_picks == 0);
+}
+
+/* k-means# draws 3 * max(1, ceil(log2 k)) points per round. */
+static void test_draws_per_round(void) {
+  CHECK(skm_draws_per_round(1) == 3 && skm_draws_per_round(2) == 3 && skm_draws_per_round(3) == 6);
+  CHECK(skm_draws_per_round(64) == 18 && skm_draws_per_round(65) == 21);
+}
+
 int main(void) {
   snprintf(tmpdir, sizeof tmpdir, "%s/pc_unit_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (!mkdtemp(tmpdir)) {
@@ -839,6 +903,8 @@ int main(void) {
   RUN(test_mul_size);
   RUN(test_kmeans_small);
   RUN(test_kmeanspp_weights);
+  RUN(test_wheel_search);
+  RUN(test_draws_per_round);
   nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

@@ -1,0 +1,275 @@
+/*
+ * streamkm.c - streaming k-means with k-means# per chunk; see streamkm.h for the algorithm.
+ *
+ * Per chunk: the rows are read (or generated) into a host buffer and copied dimension-major
+ * (Okuda section 3.2: a warp's threads read consecutive addresses); the copy goes to the device
+ * once (DEV_ENTER) and stays there for the chunk's R runs of k-means#, which are D^2 sampling
+ * rounds of kmeanspp.c on present data. The work arrays (distances, nearest points, wheel) are
+ * mapped once per call. After a run that lowers the chunk's best cost, the points it chose
+ * are weighted on the device by a two-level histogram (section 3.4): each team counts its
+ * block of points into team-local memory, then adds those counts to the global ones. Only the
+ * chosen indices and their counts come back; the host keeps the weighted union.
+ */
+#include "streamkm.h"
+#include "device.h"
+#include "kmeans.h"
+#include "kmeanspp.h"
+#include "par.h"
+#include "scan.h"
+#include "synth.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const skm_phase_names[SKM_NPHASES] = {"generation", "transfers", "distance", "selection", "weighting", "other"};
+
+/* Points one team counts, and the counters it keeps in team-local memory (16 KiB); runs with
+ * more chosen points are counted in windows of SKM_TEAM_BINS, one pass over the points each. */
+#ifndef SKM_POINTS_PER_TEAM
+#define SKM_POINTS_PER_TEAM 2048
+#endif
+#ifndef SKM_TEAM_BINS
+#define SKM_TEAM_BINS 4096
+#endif
+
+int skm_draws_per_round(int k) {
+  int log2k = 0;
+  while ((1L << log2k) < (long)k) log2k++; /* ceil(log2 k) */
+  return 3 * (log2k > 0 ? log2k : 1);
+}
+
+void skm_result_free(skm_result *result) {
+  free(result->kept_row);
+  free(result->kept_weight);
+  result->kept_row = NULL;
+  result->kept_weight = NULL;
+}
+
+/* served[c] = number of the n points whose nearest chosen point is c, for c < centres. Two
+ * levels: a team's counts in its own memory, then one global add per counter. On the CPU a
+ * "team" is one thread's block of points, its counts private to it, as in an array reduction. */
+static void skm_count_served(const int *nearest, size_t n, size_t centres, long *served) {
+  const size_t teams = (n + SKM_POINTS_PER_TEAM - 1) / SKM_POINTS_PER_TEAM;
+  PAR_FOR()
+  for (size_t c = 0; c < centres; c++) served[c] = 0;
+  for (size_t first = 0; first < centres; first += SKM_TEAM_BINS) {
+    const size_t bins = centres - first < SKM_TEAM_BINS ? centres - first : SKM_TEAM_BINS;
+    PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams((int)teams)) thread_limit(PC_GPU_THREADS)))
+    for (size_t t = 0; t < teams; t++) {
+      unsigned counts[SKM_TEAM_BINS];
+      TEAM_LOCAL(counts)
+      TEAM_PAR_FOR()
+      for (size_t b = 0; b < bins; b++) counts[b] = 0;
+      const size_t begin = t * SKM_POINTS_PER_TEAM, end = begin + SKM_POINTS_PER_TEAM < n ? begin + SKM_POINTS_PER_TEAM : n;
+      TEAM_PAR_FOR()
+      for (size_t i = begin; i < end; i++) {
+        const size_t b = (size_t)nearest[i] - first; /* wraps around for points of earlier windows */
+        if (b < bins) {
+          GPU_ATOMIC
+          counts[b] += 1u;
+        }
+      }
+      TEAM_PAR_FOR()
+      for (size_t b = 0; b < bins; b++)
+        if (counts[b]) {
+          PAR_ATOMIC
+          served[first + b] += (long)counts[b];
+        }
+    }
+  }
+}
+
+/* Reads rows [first, first + rows) and writes their dimension-major copy to xt. */
+static int skm_read_chunk(const skm_source *src, size_t first, size_t rows, float *buffer, float *xt) {
+  if (src->read(src->ctx, first, rows, buffer) != 0) return -1;
+  km_transpose(buffer, rows, src->d, xt);
+  return 0;
+}
+
+/* The chunk's best of `repetitions` k-means# runs: its chosen rows (in the chunk) and served
+ * counts go to best_row and best_served; returns how many points it chose. */
+static size_t skm_best_run(const kmpp_points *chunk, const kmpp_work *work, int k, int draws, int repetitions,
+                           uint64_t seed, size_t chunk_index, size_t *chosen, long *served, size_t *best_row,
+                           long *best_served, double *phase_s) {
+  const size_t per_run = (size_t)k * (size_t)draws;
+  double best_cost = INFINITY;
+  size_t best_count = 0;
+  for (int e = 0; e < repetitions; e++) {
+    const uint64_t first_draw = ((uint64_t)chunk_index * (uint64_t)repetitions + (uint64_t)e) * (uint64_t)per_run;
+    kmpp_times times = {0.0, 0.0};
+    double cost;
+    const size_t count = kmpp_sample(chunk, work, k, draws, (kmpp_draws){seed, PC_STREAM_KMEANS_SHARP, first_draw}, chosen,
+                                     &cost, &times);
+    phase_s[SKM_PHASE_DISTANCE] += times.distance;
+    phase_s[SKM_PHASE_SELECTION] += times.selection;
+    if (!(cost < best_cost)) continue; /* ties keep the earlier run */
+    const double t0 = pc_now();
+    skm_count_served(work->nearest, chunk->n, count, served);
+    DEV_UPDATE(from(served[0 : count]))
+    phase_s[SKM_PHASE_WEIGHTING] += pc_now() - t0;
+    best_cost = cost;
+    best_count = count;
+    memcpy(best_row, chosen, count * sizeof *best_row);
+    memcpy(best_served, served, count * sizeof *best_served);
+  }
+  return best_count;
+}
+
+static size_t skm_chunk_size(size_t n, int k, size_t wanted) {
+  if (wanted) return wanted < n ? wanted : n;
+  const double nk = (double)n * (double)k;
+  size_t m = (size_t)sqrt(nk);
+  while ((double)m * (double)m < nk) m++;
+  return m < n ? m : n;
+}
+
+int skm_run(const skm_source *src, const skm_params *params, float *centres, skm_result *result) {
+  const size_t n = src->n, d = src->d;
+  const int k = params->k;
+  memset(result, 0, sizeof *result);
+  if (k < 1) return pc_fail("streaming k-means: k = %d, needs k >= 1", k);
+  if (n < (size_t)k) return pc_fail("streaming k-means: k = %d is larger than the number of points (%zu)", k, n);
+  const size_t m = skm_chunk_size(n, k, params->chunk_size);
+  if (m < (size_t)k) return pc_fail("streaming k-means: k = %d is larger than a chunk (%zu points)", k, m);
+  const int draws = skm_draws_per_round(k);
+  const int repetitions = params->repetitions ? params->repetitions : (int)fmax(1.0, ceil(3.0 * log((double)n)));
+  const size_t chunks = (n + m - 1) / m, per_run = (size_t)k * (size_t)draws;
+  result->chunk_size = m;
+  result->chunks = chunks;
+  result->repetitions = repetitions;
+  result->draws_per_round = draws;
+  size_t union_cap, md;
+  if (pc_mul_size(chunks, per_run, &union_cap, "streaming k-means union") || pc_mul_size(m, d, &md, "streaming k-means chunk"))
+    return -1;
+
+  const double t_start = pc_now();
+  float *buffer = pc_try_alloc(md, sizeof(float), "chunk rows");
+  float *xt = pc_try_alloc(md, sizeof(float), "dimension-major chunk");
+  float *ones = pc_try_alloc(m, sizeof(float), "chunk weights");
+  double *dist = pc_try_alloc(m, sizeof(double), "chunk distances");
+  double *wheel = pc_try_alloc(m, sizeof(double), "chunk prefix sums");
+  int *nearest = pc_try_alloc(m, sizeof(int), "chunk nearest points");
+  double *targets = pc_try_alloc((size_t)draws, sizeof(double), "draw targets");
+  long *picks = pc_try_alloc((size_t)draws, sizeof(long), "draw picks");
+  size_t *chosen = pc_try_alloc(per_run, sizeof(size_t), "k-means# points");
+  size_t *best_row = pc_try_alloc(per_run, sizeof(size_t), "kept k-means# points");
+  long *served = pc_try_alloc(per_run, sizeof(long), "served counts");
+  long *best_served = pc_try_alloc(per_run, sizeof(long), "kept served counts");
+  float *union_x = pc_try_alloc(union_cap, d * sizeof(float), "weighted union");
+  float *union_w = pc_try_alloc(union_cap, sizeof(float), "union weights");
+  size_t *union_pick = pc_try_alloc((size_t)k, sizeof(size_t), "union picks");
+  result->kept_row = pc_try_alloc(union_cap, sizeof(size_t), "kept rows");
+  result->kept_weight = pc_try_alloc(union_cap, sizeof(long), "kept weights");
+  int rc = -1;
+  if (!buffer || !xt || !ones || !dist || !wheel || !nearest || !targets || !picks || !chosen || !best_row || !served ||
+      !best_served || !union_x || !union_w || !union_pick || !result->kept_row || !result->kept_weight)
+    goto done;
+  for (size_t i = 0; i < m; i++) ones[i] = 1.0f;
+
+  double t0 = pc_now();
+  DEV_ENTER(map(to : ones[0 : m]) map(alloc : dist[0 : m], wheel[0 : m], nearest[0 : m], targets[0 : draws], picks[0 : draws],
+                                     served[0 : per_run]))
+  result->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t0;
+  const kmpp_work work = {dist, wheel, targets, nearest, picks};
+  size_t union_size = 0;
+  rc = 0;
+  for (size_t c = 0; c < chunks && rc == 0; c++) {
+    const size_t first = c * m, rows = n - first < m ? n - first : m;
+    t0 = pc_now();
+    rc = skm_read_chunk(src, first, rows, buffer, xt);
+    double t1 = pc_now();
+    result->phase_s[SKM_PHASE_GENERATION] += t1 - t0;
+    if (rc) break;
+    DEV_ENTER(map(to : xt[0 : rows * d]))
+    result->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t1;
+    const kmpp_points chunk = {xt, ones, rows, d, 1, rows};
+    const size_t count = skm_best_run(&chunk, &work, k, draws, repetitions, params->seed, c, chosen, served, best_row,
+                                      best_served, result->phase_s);
+    t0 = pc_now();
+    DEV_EXIT(map(delete : xt[0 : rows * d]))
+    result->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t0;
+    for (size_t q = 0; q < count; q++) {
+      result->kept_row[result->kept] = first + best_row[q];
+      result->kept_weight[result->kept++] = best_served[q];
+      if (best_served[q] == 0) continue; /* drawn twice: the earlier copy serves its points */
+      memcpy(union_x + union_size * d, buffer + best_row[q] * d, d * sizeof(float));
+      union_w[union_size++] = (float)best_served[q];
+    }
+  }
+  t0 = pc_now();
+  DEV_EXIT(map(delete : ones[0 : m], dist[0 : m], wheel[0 : m], nearest[0 : m], targets[0 : draws], picks[0 : draws],
+               served[0 : per_run]))
+  result->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t0;
+  if (rc == 0 && union_size < (size_t)k)
+    rc = pc_fail("streaming k-means: the chunks kept %zu weighted points, fewer than k = %d (the data has fewer than k "
+                 "distinct points)", union_size, k);
+  if (rc == 0 && kmpp_seed(union_x, union_w, union_size, d, k, params->seed, union_pick) != 0) {
+    char why[256];
+    snprintf(why, sizeof why, "%s", pc_last_error());
+    rc = pc_fail("streaming k-means on the weighted union of %zu points: %s", union_size, why);
+  }
+  if (rc == 0)
+    for (int c = 0; c < k; c++) memcpy(centres + (size_t)c * d, union_x + union_pick[c] * d, d * sizeof(float));
+  result->total_s = pc_now() - t_start;
+  double accounted = 0.0;
+  for (int p = 0; p < SKM_PHASE_OTHER; p++) accounted += result->phase_s[p];
+  result->phase_s[SKM_PHASE_OTHER] = result->total_s - accounted;
+done:
+  free(buffer), free(xt), free(ones), free(dist), free(wheel), free(nearest), free(targets), free(picks);
+  free(chosen), free(best_row), free(served), free(best_served), free(union_x), free(union_w), free(union_pick);
+  if (rc) skm_result_free(result);
+  return rc;
+}
+
+/* labels and squared distances of the n points (xt dimension-major) to the nearest of k
+ * centres (row-major). */
+static void skm_nearest_centre(const float *xt, size_t n, size_t d, const float *centres, int k, int *labels, double *dist) {
+  PAR_FOR()
+  for (size_t i = 0; i < n; i++) {
+    double best = INFINITY;
+    int at = 0;
+    for (int c = 0; c < k; c++) {
+      double s = 0.0;
+      for (size_t j = 0; j < d; j++) {
+        const double diff = (double)xt[j * n + i] - (double)centres[(size_t)c * d + j];
+        s += diff * diff;
+      }
+      if (s < best) {
+        best = s;
+        at = c;
+      }
+    }
+    labels[i] = at;
+    dist[i] = best;
+  }
+}
+
+int skm_assign(const skm_source *src, const float *centres, int k, size_t chunk_size, int *labels, double *cost) {
+  const size_t n = src->n, d = src->d, m = chunk_size < n ? chunk_size : n;
+  float *buffer = pc_try_alloc(m, d * sizeof(float), "chunk rows");
+  float *xt = pc_try_alloc(m, d * sizeof(float), "dimension-major chunk");
+  int *chunk_labels = pc_try_alloc(m, sizeof(int), "chunk labels");
+  double *dist = pc_try_alloc(m, sizeof(double), "chunk distances");
+  int rc = -1;
+  *cost = 0.0;
+  if (!buffer || !xt || !chunk_labels || !dist) goto done;
+  rc = 0;
+  DEV_ENTER(map(to : centres[0 : (size_t)k * d]) map(alloc : chunk_labels[0 : m], dist[0 : m]))
+  for (size_t first = 0; first < n && rc == 0; first += m) {
+    const size_t rows = n - first < m ? n - first : m;
+    if ((rc = skm_read_chunk(src, first, rows, buffer, xt)) != 0) break;
+    DEV_ENTER(map(to : xt[0 : rows * d]))
+    skm_nearest_centre(xt, rows, d, centres, k, chunk_labels, dist);
+    *cost += pc_exclusive_scan_f64(dist, rows);
+    DEV_UPDATE(from(chunk_labels[0 : rows]))
+    DEV_EXIT(map(delete : xt[0 : rows * d]))
+    if (labels) memcpy(labels + first, chunk_labels, rows * sizeof *labels);
+  }
+  DEV_EXIT(map(delete : centres[0 : (size_t)k * d], chunk_labels[0 : m], dist[0 : m]))
+done:
+  free(buffer), free(xt), free(chunk_labels), free(dist);
+  return rc;
+}

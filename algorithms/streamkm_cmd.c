@@ -1,0 +1,174 @@
+/*
+ * streamkm_cmd.c - the `streamkm` subcommand: options, the stream (a generator read chunk by
+ * chunk, or a file), timing protocol (warm-up runs excluded, repetitions summarised by
+ * median/min/max), the optional assignment pass, outputs and the JSON report.
+ */
+#include "cli.h"
+#include "commands.h"
+#include "data.h"
+#include "device.h"
+#include "report.h"
+#include "streamkm.h"
+#include "synth.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: pragmaclust streamkm INPUT -k K [options]\n"
+    "Streaming k-means (Ailon, Jaiswal & Monteleoni; Okuda & Fujimoto's GPU version): chunks of M\n"
+    "points, R runs of k-means# per chunk (k rounds of 3*ceil(log2 K) D^2 draws), the best run's\n"
+    "points weighted by the points they serve, weighted k-means++ on their union. The same centres\n"
+    "in every variant for the same seed.\n"
+    "INPUT: gen:uniform:... / gen:blobs:... (generated chunk by chunk, never held whole), or a\n"
+    "  text/CSV file, a .npy file, raw float32 with --shape N,D (read whole, then streamed)\n"
+    "  -k K                 number of centres (1 <= K <= chunk size <= n)\n"
+    "  --chunk-size M       points per chunk (default ceil(sqrt(n K)))\n"
+    "  --repetitions R      k-means# runs per chunk (default ceil(3 ln n))\n"
+    "  --centres FILE       write the K centres (.npy -> float32 K x d, else text); also --centroids\n"
+    "  --labels FILE        second pass over the stream: each point's nearest centre (0-based)\n"
+    "  --kept FILE          the points each chunk kept: stream row and points served, one per line\n"
+    "common options: --seed S (default 1), --shape N,D, --threads T, --allow-host, --repeat R,\n"
+    "  --warmup W, --report FILE (JSON: sizes, cost after a second pass, phase times), --quiet\n";
+
+enum { OPT_K = 'k', OPT_CHUNK_SIZE = 2000, OPT_REPETITIONS, OPT_CENTRES, OPT_LABELS, OPT_KEPT };
+static const struct option own_options[] = {
+    {"chunk-size", required_argument, NULL, OPT_CHUNK_SIZE}, {"repetitions", required_argument, NULL, OPT_REPETITIONS},
+    {"centres", required_argument, NULL, OPT_CENTRES},      {"centroids", required_argument, NULL, OPT_CENTRES},
+    {"labels", required_argument, NULL, OPT_LABELS},        {"kept", required_argument, NULL, OPT_KEPT},
+    {NULL, 0, NULL, 0}};
+
+typedef struct {
+  long long k, chunk_size, repetitions;
+  const char *centres_path, *labels_path, *kept_path;
+} streamkm_opts;
+
+static void handle_option(int id, const char *arg, void *ctx) {
+  streamkm_opts *o = ctx;
+  switch (id) {
+    case OPT_K: o->k = pc_parse_int("-k", arg, 1, 0x7fffffff); break;
+    case OPT_CHUNK_SIZE: o->chunk_size = pc_parse_int("--chunk-size", arg, 1, PC_MAX_POINTS); break;
+    case OPT_REPETITIONS: o->repetitions = pc_parse_int("--repetitions", arg, 1, 100000); break;
+    case OPT_CENTRES: o->centres_path = arg; break;
+    case OPT_LABELS: o->labels_path = arg; break;
+    case OPT_KEPT: o->kept_path = arg; break;
+  }
+}
+
+/* The two kinds of stream: rows generated on demand, or rows of a file read whole. */
+static int read_generated(void *ctx, size_t first, size_t rows, float *out) {
+  pc_gen_rows(ctx, first, rows, out);
+  return 0;
+}
+static int read_loaded(void *ctx, size_t first, size_t rows, float *out) {
+  const pc_points *p = ctx;
+  memcpy(out, p->x + first * p->d, rows * p->d * sizeof *out);
+  return 0;
+}
+
+static int write_kept(const char *path, const skm_result *res) {
+  const size_t line = 48;
+  char *text = pc_xalloc(res->kept ? res->kept : 1, line, "kept points");
+  size_t len = 0;
+  for (size_t q = 0; q < res->kept; q++)
+    len += (size_t)snprintf(text + len, line, "%zu %ld\n", res->kept_row[q], res->kept_weight[q]);
+  const int rc = pc_write_text_file(path, text, len);
+  free(text);
+  return rc;
+}
+
+int pc_cmd_streamkm(int argc, char **argv) {
+  streamkm_opts o = {0, 0, 0, NULL, NULL, NULL};
+  pc_common_opts c;
+  pc_cli_parse("streamkm", argc, argv, own_options, "k:", handle_option, &o, usage, &c);
+  if (o.k == 0) pc_die(PC_EXIT_USAGE, "streamkm: -k K is required");
+
+  pc_device_info dev;
+  pc_device_init(c.allow_host, c.threads, &dev);
+  pc_gen_spec spec;
+  pc_points loaded = {0, 0, NULL};
+  skm_source src;
+  double load_s = 0.0;
+  const int generated = !strncmp(c.input, "gen:", 4);
+  if (generated) {
+    if (pc_gen_parse(c.input + 4, &spec) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    src = (skm_source){spec.n, spec.d, read_generated, &spec};
+  } else {
+    const double t0 = pc_now();
+    if (pc_read_points(c.input, c.raw_n, c.raw_d, &loaded) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    load_s = pc_now() - t0;
+    src = (skm_source){loaded.n, loaded.d, read_loaded, &loaded};
+  }
+  if (src.n > (size_t)PC_MAX_POINTS) pc_die(PC_EXIT_USAGE, "%zu points: at most %d are supported", src.n, PC_MAX_POINTS);
+  const size_t n = src.n, d = src.d, k = (size_t)o.k;
+  const skm_params params = {(int)o.k, (size_t)o.chunk_size, (int)o.repetitions, c.seed};
+
+  float *centres = pc_xalloc(k, d * sizeof *centres, "centres");
+  double *totals = pc_xalloc((size_t)c.repeat, sizeof *totals, "run times");
+  double *phases[SKM_NPHASES];
+  for (int p = 0; p < SKM_NPHASES; p++) phases[p] = pc_xalloc((size_t)c.repeat, sizeof(double), "phase times");
+  skm_result res = {0};
+  for (int run = -c.warmup; run < c.repeat; run++) {
+    skm_result_free(&res);
+    if (skm_run(&src, &params, centres, &res) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    if (run < 0) continue;
+    totals[run] = res.total_s;
+    for (int p = 0; p < SKM_NPHASES; p++) phases[p][run] = res.phase_s[p];
+  }
+
+  /* The second pass, for labels and for the cost the report gives. */
+  const int assign = o.labels_path || c.report;
+  int *labels = o.labels_path ? pc_xalloc(n, sizeof *labels, "labels") : NULL;
+  double cost = 0.0, assign_s = 0.0;
+  if (assign) {
+    const double t0 = pc_now();
+    if (skm_assign(&src, centres, (int)k, res.chunk_size, labels, &cost) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    assign_s = pc_now() - t0;
+  }
+
+  if (o.centres_path && pc_write_matrix(o.centres_path, centres, k, d) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  if (o.labels_path && pc_write_labels(o.labels_path, labels, n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  if (o.kept_path && write_kept(o.kept_path, &res) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  pc_stats total = pc_stats_of(totals, (size_t)c.repeat);
+  if (c.report) {
+    pc_json j;
+    pc_json_run_header(&j, "streamkm", &dev, c.input, generated, n, d);
+    pc_json_int(&j, "k", (long long)k);
+    pc_json_object(&j, "params");
+    pc_json_int(&j, "seed", (long long)c.seed);
+    pc_json_int(&j, "chunk_size", (long long)res.chunk_size);
+    pc_json_int(&j, "repetitions", res.repetitions);
+    pc_json_int(&j, "draws_per_round", res.draws_per_round);
+    pc_json_end_object(&j);
+    pc_json_int(&j, "chunks", (long long)res.chunks);
+    pc_json_int(&j, "kept", (long long)res.kept);
+    pc_json_num(&j, "cost", cost);
+    pc_json_object(&j, "timing");
+    pc_json_int(&j, "repeat", c.repeat);
+    pc_json_int(&j, "warmup", c.warmup);
+    pc_json_num(&j, "load_s", load_s);
+    pc_json_stats(&j, "total_s", total);
+    pc_json_phase_stats(&j, skm_phase_names, SKM_NPHASES, phases, c.repeat);
+    pc_json_num(&j, "assign_s", assign_s);
+    pc_json_end_object(&j);
+    pc_json_runs(&j, skm_phase_names, SKM_NPHASES, phases, totals, NULL, c.repeat);
+    if (pc_json_save(&j, c.report) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    pc_json_free(&j);
+  }
+  if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  if (!c.quiet) {
+    fprintf(stderr, "streamkm [%s, %s]: n=%zu d=%zu k=%zu: %zu chunks of %zu, %d runs each, %zu points kept; run %.4g s median of %d",
+            pc_build_variant(), dev.where, n, d, k, res.chunks, res.chunk_size, res.repetitions, res.kept, total.median, c.repeat);
+    if (assign) fprintf(stderr, "; cost %.10g", cost);
+    fputc('\n', stderr);
+  }
+  for (int p = 0; p < SKM_NPHASES; p++) free(phases[p]);
+  skm_result_free(&res);
+  free(totals);
+  free(labels);
+  free(centres);
+  pc_points_free(&loaded);
+  return PC_EXIT_OK;
+}
