@@ -3,16 +3,22 @@
  *
  * Per iteration:
  *  1. assign: each point finds its nearest centroid (squared Euclidean distance, ties to
- *     the lowest index) and counts whether its label changed. One point per GPU thread or
- *     per CPU loop iteration. Centroids are compared in tiles of KM_TILE: a point keeps
- *     KM_TILE partial distances in registers and reads each of its features once per tile,
- *     so the inner loop is KM_TILE independent multiply-adds against one broadcast feature
- *     value (the GPU's threads of a warp read the same centroid values; the CPU vectorises
- *     across the tile's centroids).
+ *     the lowest index) and counts whether its label changed. By default the distance is
+ *     |c|^2 - 2 x.c (dropping |x|^2, the same for every centroid), one multiply-add per
+ *     feature, on centroids shifted by their initial mean (km_prepare); --distance direct
+ *     keeps sum((x - c)^2). Register blocking (km_nearest): a work item holds KM_ROWS points
+ *     x KM_TILE centroids of partial sums; per feature it loads KM_ROWS point values and
+ *     KM_TILE centroid values for KM_ROWS * KM_TILE multiply-adds. On the GPU an item is a
+ *     thread (8 x 16; a warp's 32 threads take 32 neighbouring points and the same centroids)
+ *     and, when n is too small to fill the GPU, the centroid tiles are split into ranges
+ *     whose winners a second pass compares; on the CPU an item is a loop iteration (6 x 16,
+ *     12 AVX2 accumulators).
  *  2. update: per-cluster sums (double, so that centroids stay accurate for n = 10^7) and
- *     counts, then new centroid = sum / count. CPU variants privatise the sums through an
- *     OpenMP array reduction; GPU threads add with atomics into several copies of the sums
- *     (fewer collisions on one address), which are then added up per centroid.
+ *     counts, then new centroid = sum / count. Where k * (d + 1) doubles fit in 32 KB, each
+ *     team (GPU) or thread (CPU) sums its share of the points in team-local memory and adds
+ *     it to the global sums once; otherwise CPU variants privatise the sums through an
+ *     OpenMP array reduction and GPU threads add with atomics into several copies of the
+ *     sums (fewer collisions on one address), which are then added up per centroid.
  * Layout: points are dimension-major (xt[j*n + i]) so that the threads of a GPU warp read
  * consecutive addresses; centroids are dimension-major too, padded to a whole number of
  * tiles (ct[j*kpad + c]).
@@ -45,8 +51,8 @@ const char *const km_distance_names[KM_NDISTANCES] = {"dot", "direct"};
  * centroid values (one broadcast); on the CPU 1, so that one item's points share cache lines
  * and the tile's centroids fill SIMD registers (6 x 16 = 12 AVX2 accumulators). */
 #if defined(PC_VARIANT_GPU)
-#define KM_ROWS_DEFAULT 4
-#define KM_TILE_DEFAULT 32
+#define KM_ROWS_DEFAULT 8
+#define KM_TILE_DEFAULT 16
 #define KM_LANES 32
 #else
 #define KM_ROWS_DEFAULT 6
@@ -75,6 +81,12 @@ const char *const km_distance_names[KM_NDISTANCES] = {"dot", "direct"};
 #ifndef KM_GPU_ITEMS
 #define KM_GPU_ITEMS (1u << 18)
 #endif
+/* ... but each range gets at least this many tiles: for small k the second pass and the extra
+ * reads of the points cost more than the parallelism gains (H100, n = 1M, d = 16, k = 64:
+ * assign 0.87 ms in 2 ranges, 0.28 ms in one). */
+#ifndef KM_SPLIT_MIN_TILES
+#define KM_SPLIT_MIN_TILES 4
+#endif
 
 void km_transpose(const float *x, size_t n, size_t d, float *xt) {
   HOST_PAR_FOR(schedule(static))
@@ -96,9 +108,10 @@ static km_layout km_plan(size_t n, int kpad) {
   l.tiles = kpad / KM_TILE;
   l.splits = 1;
 #if defined(PC_VARIANT_GPU)
-  if (l.groups < KM_GPU_ITEMS) {
+  const int most = l.tiles / KM_SPLIT_MIN_TILES;
+  if (l.groups < KM_GPU_ITEMS && most > 1) {
     const size_t want = (KM_GPU_ITEMS + l.groups - 1) / l.groups;
-    l.splits = want < (size_t)l.tiles ? (int)want : l.tiles;
+    l.splits = want < (size_t)most ? (int)want : most;
   }
 #endif
   l.tiles_per_split = (l.tiles + l.splits - 1) / l.splits;
@@ -276,17 +289,15 @@ static void km_prepare(const float *restrict ct, const float *restrict offset, f
   }
 }
 
-/* Team-local sums: when the sums and counts of all k clusters, k * (d + 1) doubles, fit in
- * KM_TEAM_SUMS (32 KB: GPU shared memory, or a CPU thread's stack), each team sums its share of
- * the points there and adds the result to the global sums once. Within a team, thread e owns
- * column e (feature e, or the count for e = d) of every cluster, so no two threads write the
- * same place and no atomics are needed; only teams * k * (d + 1) atomic adds reach global memory.
- * A GPU team is one warp: it walks its points in order, each lane reading its own feature row. */
+/* Team-local sums: when a cluster's sums and count for all k clusters, k * (d + 1) doubles,
+ * fit in KM_TEAM_SUMS (32 KB: GPU shared memory, or a CPU thread's stack), each team sums its
+ * share of the points there and adds the result to the global sums once. The GPU's atomics
+ * then hit team-shared memory, and only teams * k * (d + 1) of them reach global memory. */
 #ifndef KM_TEAM_SUMS
 #define KM_TEAM_SUMS 4096
 #endif
 #ifndef KM_GPU_UPDATE_TEAMS
-#define KM_GPU_UPDATE_TEAMS 1056 /* 8 warps per SM of an H100 */
+#define KM_GPU_UPDATE_TEAMS 528 /* 4 per SM of an H100 */
 #endif
 static inline int km_team_sums_fit(size_t d, int k) { return (size_t)k * (d + 1) <= KM_TEAM_SUMS; }
 
@@ -323,24 +334,27 @@ static inline size_t km_sum_copies(size_t d, int k) {
 }
 
 /* The team-local update (see KM_TEAM_SUMS): team t sums points [t * n / teams, (t+1) * n / teams)
- * into `local` (cluster c's feature sums at c * (d + 1), its count after them), then adds them
- * to the global sums and counts. On the CPU a team is one thread and `local` is private to it. */
+ * into `local` (cluster c's sums at c * (d + 1), its count after them), then adds them to the
+ * global sums and counts. On the CPU a team is one thread and `local` is private to it. */
 static void km_accumulate_in_teams(const float *restrict xt, const int *restrict labels, double *restrict sums,
                                    long *restrict counts, size_t n, size_t d, int k, int teams) {
   const size_t row = d + 1, len = (size_t)k * row;
-  PAR_TEAMS_FOR(num_teams(teams) thread_limit(32))
+  PAR_TEAMS_FOR(num_teams(teams) thread_limit(PC_GPU_THREADS))
   for (int t = 0; t < teams; t++) {
     double local[KM_TEAM_SUMS];
+    TEAM_LOCAL(local)
     TEAM_PAR_FOR()
     for (size_t e = 0; e < len; e++) local[e] = 0.0;
     const size_t lo = n * (size_t)t / (size_t)teams, hi = n * (size_t)(t + 1) / (size_t)teams;
     TEAM_PAR_FOR()
-    for (size_t j = 0; j < row; j++) {
-      if (j < d) {
-        for (size_t i = lo; i < hi; i++) local[(size_t)labels[i] * row + j] += xt[j * n + i];
-      } else {
-        for (size_t i = lo; i < hi; i++) local[(size_t)labels[i] * row + j] += 1.0;
+    for (size_t i = lo; i < hi; i++) {
+      const size_t base = (size_t)labels[i] * row;
+      for (size_t j = 0; j < d; j++) {
+        GPU_ATOMIC
+        local[base + j] += xt[j * n + i];
       }
+      GPU_ATOMIC
+      local[base + d] += 1.0;
     }
     TEAM_PAR_FOR()
     for (size_t e = 0; e < len; e++) {
