@@ -13,10 +13,11 @@
 
 typedef enum { KM_UPDATE_DEVICE, KM_UPDATE_HOST } km_update_where;
 
-/* How the assign step computes distances. KM_DISTANCE_DOT (default): |c|^2 - 2 x.c on
- * centroids shifted by their initial mean, one multiply-add per feature (what GEMM-based
- * k-means does; float32 rounding can reorder near-ties). KM_DISTANCE_DIRECT: sum((x - c)^2),
- * a subtraction and a multiply-add per feature (the course report's formula). */
+/* How the assign step computes distances. KM_DISTANCE_DIRECT (the program's default):
+ * sum((x - c)^2), a subtraction and a multiply-add per feature (the course report's formula;
+ * exact ties go to the lowest index). KM_DISTANCE_DOT: |c|^2 - 2 x.c on centroids shifted by
+ * their initial mean, one multiply-add per feature (what GEMM-based k-means does; float32
+ * rounding can break exact ties and reorder near-ties). */
 typedef enum { KM_DISTANCE_DOT, KM_DISTANCE_DIRECT, KM_NDISTANCES } km_distance;
 extern const char *const km_distance_names[KM_NDISTANCES];
 

@@ -32,9 +32,10 @@ static const char usage[] =
     "                       the run stops when no assignment changes)\n"
     "  --update device|host where new centroids are computed (gpu variant): on the GPU (Cao's GPU-C,\n"
     "                       default) or on the host from the retrieved labels (GPU-L)\n"
-    "  --distance dot|direct  how the assign step measures distances: |c|^2 - 2x.c on shifted\n"
-    "                       centroids (default; one multiply-add per feature, as GEMM-based k-means)\n"
-    "                       or sum((x - c)^2) (the course report's; robust to near-ties in float32)\n"
+    "  --distance direct|dot  how the assign step measures distances: sum((x - c)^2) (default; the\n"
+    "                       course report's; exact ties go to the lowest index) or |c|^2 - 2x.c on\n"
+    "                       shifted centroids (one multiply-add per feature, as GEMM-based k-means:\n"
+    "                       faster for large d, float32 rounding may break exact ties otherwise)\n"
     "  --labels FILE        write labels (0-based; .npy -> int32 array, else one per line)\n"
     "  --centroids FILE     write final centroids (.npy -> float32 K x d, else text)\n"
     "common options:\n"
@@ -124,7 +125,7 @@ static void check_distance_range(const pc_points *pts, const float *init, size_t
 }
 
 int pc_cmd_kmeans(int argc, char **argv) {
-  kmeans_opts o = {.k = 0, .params = {.max_iter = 1000, .tol = -1.0, .update = KM_UPDATE_DEVICE}};
+  kmeans_opts o = {.k = 0, .params = {.max_iter = 1000, .tol = -1.0, .update = KM_UPDATE_DEVICE, .distance = KM_DISTANCE_DIRECT}};
   pc_common_opts c;
   pc_cli_parse("kmeans", argc, argv, own_options, "k:", handle_option, &o, usage, &c);
   if (o.k == 0) pc_die(PC_EXIT_USAGE, "kmeans: -k K is required");
