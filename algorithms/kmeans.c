@@ -4,9 +4,9 @@
  * Per iteration:
  *  1. assign: each point finds its nearest centroid (squared Euclidean distance, ties to
  *     the lowest index) and counts whether its label changed. By default the distance is
- *     |c|^2 - 2 x.c (dropping |x|^2, the same for every centroid), one multiply-add per
- *     feature, on centroids shifted by their initial mean (km_prepare); --distance direct
- *     keeps sum((x - c)^2). Register blocking (km_nearest): a work item holds KM_ROWS points
+ *     sum((x - c)^2); with KM_DISTANCE_DOT (--distance dot) it is |c|^2 - 2 x.c (dropping
+ *     |x|^2, the same for every centroid), one multiply-add per feature, on centroids shifted
+ *     by their initial mean (km_prepare). Register blocking (km_nearest): a work item holds KM_ROWS points
  *     x KM_TILE centroids of partial sums; per feature it loads KM_ROWS point values and
  *     KM_TILE centroid values for KM_ROWS * KM_TILE multiply-adds. On the GPU an item is a
  *     thread (8 x 16; a warp's 32 threads take 32 neighbouring points and the same centroids)
@@ -41,7 +41,7 @@
 #endif
 
 const char *const km_phase_names[KM_NPHASES] = {"h2d", "assign", "update", "d2h"};
-const char *const km_distance_names[KM_NDISTANCES] = {"dot", "direct"};
+const char *const km_distance_names[KM_NDISTANCES] = {"direct", "dot"};
 
 /* Register blocking of the assign step. A work item compares KM_ROWS points with a tile of
  * KM_TILE centroids at a time, holding KM_ROWS x KM_TILE partial sums in registers: per
@@ -280,12 +280,12 @@ static void km_prepare(const float *restrict ct, const float *restrict offset, f
   PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
   for (int c = 0; c < kpad; c++) {
     double norm = 0.0;
-    for (size_t j = 0; j < d; j++) {
+    for (size_t j = 0; j < d && !direct; j++) { /* the direct form reads ct, not cs */
       const float shifted = c < k ? ct[j * (size_t)kpad + c] - offset[j] : 0.0f;
       cs[j * (size_t)kpad + c] = shifted;
       norm += (double)shifted * shifted + 2.0 * (double)offset[j] * shifted;
     }
-    cn[c] = c >= k ? INFINITY : direct ? 0.0f : (float)norm;
+    cn[c] = c >= k ? INFINITY : (float)norm;
   }
 }
 

@@ -18,7 +18,7 @@ typedef enum { KM_UPDATE_DEVICE, KM_UPDATE_HOST } km_update_where;
  * exact ties go to the lowest index). KM_DISTANCE_DOT: |c|^2 - 2 x.c on centroids shifted by
  * their initial mean, one multiply-add per feature (what GEMM-based k-means does; float32
  * rounding can break exact ties and reorder near-ties). */
-typedef enum { KM_DISTANCE_DOT, KM_DISTANCE_DIRECT, KM_NDISTANCES } km_distance;
+typedef enum { KM_DISTANCE_DIRECT, KM_DISTANCE_DOT, KM_NDISTANCES } km_distance;
 extern const char *const km_distance_names[KM_NDISTANCES];
 
 /* Timed phases of one run; names follow the report's JSON keys. Cao et al.'s cost model:

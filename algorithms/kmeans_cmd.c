@@ -125,7 +125,7 @@ static void check_distance_range(const pc_points *pts, const float *init, size_t
 }
 
 int pc_cmd_kmeans(int argc, char **argv) {
-  kmeans_opts o = {.k = 0, .params = {.max_iter = 1000, .tol = -1.0, .update = KM_UPDATE_DEVICE, .distance = KM_DISTANCE_DIRECT}};
+  kmeans_opts o = {.k = 0, .params = {.max_iter = 1000, .tol = -1.0, .update = KM_UPDATE_DEVICE}};
   pc_common_opts c;
   pc_cli_parse("kmeans", argc, argv, own_options, "k:", handle_option, &o, usage, &c);
   if (o.k == 0) pc_die(PC_EXIT_USAGE, "kmeans: -k K is required");
