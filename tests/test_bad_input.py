@@ -139,6 +139,7 @@ CASES = {
     "tol_nan": ["kmeans", I + "good.txt", "-k", "2", "--tol", "nan", OUT],
     "tol_word": ["kmeans", I + "good.txt", "-k", "2", "--tol", "small", OUT],
     "update_sideways": ["kmeans", I + "good.txt", "-k", "2", "--update", "sideways", OUT],
+    "distance_manhattan": ["kmeans", I + "good.txt", "-k", "2", "--distance", "manhattan", OUT],
     "repeat_zero": ["kmeans", I + "good.txt", "-k", "2", "--repeat", "0", OUT],
     "warmup_negative": ["kmeans", I + "good.txt", "-k", "2", "--warmup", "-1", OUT],
     "threads_zero": ["kmeans", I + "good.txt", "-k", "2", "--threads", "0", OUT],
@@ -195,6 +196,7 @@ MESSAGE_PARTS = {
     "unknown_short_option_in_cluster": "-z",  # not the argument before it
     "missing_option_value_k": "-k",
     "update_sideways": "sideways",
+    "distance_manhattan": "manhattan",
     "two_inputs": "good.txt",
     "unknown_subcommand": "frobnicate",
     "npy_wrong_dtype": "dtype",
