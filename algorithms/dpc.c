@@ -1,0 +1,1214 @@
+/*
+ * dpc.c - exact density peaks clustering (see dpc.h for the definitions) with GDPC's vectorized
+ * VP-tree (Liu et al., sections 3 to 5) or all pairs (CUDA-DP), and GDPC's incremental updates;
+ * one source for the three variants (common/par.h).
+ *
+ * The VP-tree (section 3.2): a complete binary tree in arrays, node g's children at 2g+1 and
+ * 2g+2; internal node g holds a vantage point id vp[g] and, instead of one radius, two bounds:
+ * every point of the left subtree is within lmax2[g] (squared) of the vantage point and every
+ * point of the right subtree at least rmin2[g] away; new points go left when closer than
+ * split2[g]. Two bounds keep the pruning exact when several points lie at the median distance,
+ * and let insertions widen them. Leaves hold up to VPT_LEAF ids in a leaf array (free room for
+ * insertions) with a copy of their coordinates (xs, in slot order); point data stays apart (x).
+ *
+ * Build (section 3.3), level by level, all nodes of a level at once: the points of every node
+ * (a contiguous range of a permutation) are sorted by (squared distance to the node's vantage
+ * point, id); the lower half goes left. The root's vantage point is the point farthest from a
+ * random one; a left child's is the median point, a right child's the farthest (Algorithm 1).
+ * The per-node sort is the one place the variants differ: the gpu build runs a bitonic network
+ * over all nodes of a level at once (each node padded to a power of two); the host builds sort
+ * each node with qsort, one node per thread. Both give the same order (keys are unique).
+ *
+ * rho (section 4.1): each point walks the tree with its d_c ball, pruning a subtree only when the
+ * triangle inequality proves every point of it at least d_c away (with a relative slack of 1e-9,
+ * so rounding can only keep more candidates, never drop one); its candidates are the points of
+ * the covered leaves. The loop runs over leaf slots, so neighbouring threads (a GPU warp) hold
+ * points of the same leaf and walk the same path.
+ * delta (section 4.2): the nearest denser point is searched first within d_c (the covered leaves;
+ * exact whenever one is found there, since every point closer than d_c was a candidate), and only
+ * when there is none by a branch-and-bound search of the whole tree (nearer child first, subtrees
+ * whose densest point is not denser skipped by a per-node maximum of the density key).
+ * Labels (section 4.3): peaks on the host, then pointer jumping along the dependent points.
+ *
+ * Incremental (section 5): a batch is routed down the tree (one thread per new point, bounds
+ * widened with atomic max/min); when a leaf would overflow every leaf is split (Inc_Capacity:
+ * the tree grows a level; the new vantage point is the member farthest from the parent's), and
+ * beyond VPT_EXTRA_LEVELS such growths the tree is rebuilt. rho of new points by the tree; old
+ * points by the incidental method (atomic increments from the new points' searches) or the
+ * separate one (each old point counts the new points in the subtrees holding them). delta: a
+ * point whose rho changed (or a new point, or the old peak) is searched again; any other point
+ * keeps its dependent unless a changed point closer than delta became denser, which a search
+ * bounded by its old delta and restricted to subtrees holding changed points finds (the paper's
+ * two cases). Peaks and labels are recomputed.
+ *
+ * Device data: x (all rows, filled per batch), per-point arrays and the tree are mapped once and
+ * stay on the device; only rho and delta come back for the peak selection, labels at the end.
+ * Distances are squared distances in double (see dpc.h); the distance of a delta and the bounds'
+ * square roots are the only square roots (IEEE correctly rounded in every variant).
+ */
+#include "dpc.h"
+#include "device.h"
+#include "par.h"
+#include "synth.h"
+#include "util.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const dpc_index_names[2] = {"none", "vptree"};
+const char *const dpc_phase_names[DPC_NPHASES] = {"transfers", "tree_build", "rho", "delta", "assignment"};
+
+/* Stream of pc_hash_uniform for the random start of the vantage heuristic and d_c sampling. */
+#define DPC_STREAM 18
+/* Leaf-splitting rounds allowed after a build before the tree is rebuilt instead. */
+#define VPT_EXTRA_LEVELS 4
+/* Relative slack of the pruning tests (see the header comment). */
+#define VPT_SLACK 1e-9
+#define VPT_STACK (VPT_MAX_HEIGHT + 4)
+/* Locals that only the device-data directives name (unused where those are empty). */
+#define DPC_DEVICE_ONLY __attribute__((unused))
+
+DEV_FUNCS_BEGIN
+
+static inline double dpc_d2(const float *a, const float *b, size_t d) {
+  double s = 0.0;
+  for (size_t j = 0; j < d; j++) {
+    const double diff = (double)a[j] - (double)b[j];
+    s += diff * diff;
+  }
+  return s;
+}
+
+/* The density key: larger is denser (rho, then the lower index). Never 0 for a point. */
+static inline unsigned long long dpc_key(int rho, size_t i) {
+  return ((unsigned long long)(unsigned)rho << 32) | (unsigned long long)(0xffffffffu - (unsigned)i);
+}
+
+static inline double dpc_from_bits(unsigned long long b) {
+  union {
+    unsigned long long u;
+    double f;
+  } v;
+  v.u = b;
+  return v.f;
+}
+
+static inline unsigned long long dpc_to_bits(double f) {
+  union {
+    unsigned long long u;
+    double f;
+  } v;
+  v.f = f;
+  return v.u;
+}
+
+/* Atomic max / min of non-negative doubles stored as bits (their order is the bits' order). */
+static inline void dpc_atomic_max_bits(unsigned long long *a, unsigned long long v) {
+  unsigned long long cur = __atomic_load_n(a, __ATOMIC_RELAXED);
+  while (v > cur && !__atomic_compare_exchange_n(a, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+}
+static inline void dpc_atomic_min_bits(unsigned long long *a, unsigned long long v) {
+  unsigned long long cur = __atomic_load_n(a, __ATOMIC_RELAXED);
+  while (v < cur && !__atomic_compare_exchange_n(a, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+}
+
+/* What a tree search reads; built inside each parallel loop from its device pointers. */
+typedef struct {
+  const float *x, *xs;            /* points by id; leaf copies by slot */
+  const int *ids, *lcount, *vp;   /* slot -> id (-1 empty); points per leaf; vantage ids */
+  const unsigned long long *lmax2, *rmin2; /* bounds (bits of squared distances) */
+  const unsigned long long *maxkey, *skey; /* densest key per node; key per slot */
+  const unsigned char *flag;      /* per node: the subtree holds a new / changed point */
+  const int *rho;
+  size_t d, ninternal;
+} vpt_view;
+
+/* May a subtree whose points are at least `lb` from the query hold one closer than `bound`? */
+static inline int vpt_may_hold(double lb, double bound) { return !(lb > bound + VPT_SLACK * (lb + bound)); }
+
+/* rho search: the number of points j with d2(q, j) < dc2 (q itself included when it is in the
+ * tree). only_from >= 0 counts only ids >= only_from and walks only flagged subtrees (the separate
+ * update). With inc_rho != NULL (the incidental update), every found id below inc_limit gets +1
+ * atomically and its changed flag set. *ndist receives the distance computations. */
+static inline int vpt_count(const vpt_view *v, const float *q, double dc, double dc2, long only_from, int *inc_rho,
+                            unsigned char *changed, long inc_limit, long *ndist) {
+  int stack[VPT_STACK];
+  int top = 0, count = 0;
+  long nd = 0;
+  stack[top++] = 0;
+  while (top > 0) {
+    const int g = stack[--top];
+    if (only_from >= 0 && !v->flag[g]) continue;
+    if ((size_t)g >= v->ninternal) {
+      const size_t leaf = (size_t)g - v->ninternal, c = (size_t)v->lcount[leaf];
+      for (size_t t = 0; t < c; t++) {
+        const size_t sl = leaf * VPT_LEAF + t;
+        const int j = v->ids[sl];
+        if (only_from >= 0 && j < only_from) continue;
+        nd++;
+        if (dpc_d2(q, v->xs + sl * v->d, v->d) < dc2) {
+          count++;
+          if (inc_rho && j < inc_limit) {
+            PAR_ATOMIC
+            inc_rho[j] += 1;
+            changed[j] = 1; /* every writer stores the same value */
+          }
+        }
+      }
+      continue;
+    }
+    const int vid = v->vp[g];
+    if (vid < 0) { /* a split empty leaf: no vantage point, both children */
+      stack[top++] = 2 * g + 2;
+      stack[top++] = 2 * g + 1;
+      continue;
+    }
+    nd++;
+    const double dv = sqrt(dpc_d2(q, v->x + (size_t)vid * v->d, v->d));
+    const double lmax = sqrt(dpc_from_bits(v->lmax2[g])), rmin = sqrt(dpc_from_bits(v->rmin2[g]));
+    if (vpt_may_hold(rmin - dv, dc)) stack[top++] = 2 * g + 2;
+    if (vpt_may_hold(dv - lmax, dc)) stack[top++] = 2 * g + 1;
+  }
+  *ndist += nd;
+  return count;
+}
+
+/* delta search: the nearest point denser than key kp, improving on (*best_d2, *best_j) (smaller
+ * d2, or equal d2 and lower id). With restrict_flag, only flagged subtrees are walked. */
+static inline void vpt_nearest_denser(const vpt_view *v, const float *q, unsigned long long kp, double *best_d2,
+                                      int *best_j, int restrict_flag, long *ndist) {
+  int stack[VPT_STACK];
+  double lbs[VPT_STACK];
+  int top = 0;
+  long nd = 0;
+  double bd2 = *best_d2;
+  int bj = *best_j;
+  stack[top] = 0;
+  lbs[top++] = 0.0;
+  while (top > 0) {
+    --top;
+    const int g = stack[top];
+    if (v->maxkey[g] <= kp || (restrict_flag && !v->flag[g])) continue;
+    if (!vpt_may_hold(lbs[top], sqrt(bd2))) continue;
+    if ((size_t)g >= v->ninternal) {
+      const size_t leaf = (size_t)g - v->ninternal, c = (size_t)v->lcount[leaf];
+      for (size_t t = 0; t < c; t++) {
+        const size_t sl = leaf * VPT_LEAF + t;
+        if (v->skey[sl] <= kp) continue;
+        nd++;
+        const double e = dpc_d2(q, v->xs + sl * v->d, v->d);
+        const int j = v->ids[sl];
+        if (e < bd2 || (e == bd2 && j < bj)) {
+          bd2 = e;
+          bj = j;
+        }
+      }
+      continue;
+    }
+    const int vid = v->vp[g];
+    if (vid < 0) {
+      stack[top] = 2 * g + 2;
+      lbs[top++] = 0.0;
+      stack[top] = 2 * g + 1;
+      lbs[top++] = 0.0;
+      continue;
+    }
+    nd++;
+    const double e = dpc_d2(q, v->x + (size_t)vid * v->d, v->d);
+    if (dpc_key(v->rho[vid], (size_t)vid) > kp && (e < bd2 || (e == bd2 && vid < bj))) { /* the vantage point itself */
+      bd2 = e;
+      bj = vid;
+    }
+    const double dv = sqrt(e);
+    const double lmax = sqrt(dpc_from_bits(v->lmax2[g])), rmin = sqrt(dpc_from_bits(v->rmin2[g]));
+    const double lb_left = fmax(0.0, dv - lmax), lb_right = fmax(0.0, rmin - dv);
+    if (lb_left <= lb_right) { /* nearer child on top of the stack */
+      stack[top] = 2 * g + 2;
+      lbs[top++] = lb_right;
+      stack[top] = 2 * g + 1;
+      lbs[top++] = lb_left;
+    } else {
+      stack[top] = 2 * g + 1;
+      lbs[top++] = lb_left;
+      stack[top] = 2 * g + 2;
+      lbs[top++] = lb_right;
+    }
+  }
+  *best_d2 = bd2;
+  *best_j = bj;
+  *ndist += nd;
+}
+
+DEV_FUNCS_END
+
+struct dpc_state {
+  float *x;
+  size_t n, cap, d, nx;
+  dpc_params p;
+  double dc2, dc;
+  /* per point (cap entries) */
+  int *rho, *dep, *label, *ptr_a, *ptr_b, *rank;
+  double *delta2;
+  unsigned long long *key;
+  unsigned char *changed, *global;
+  long *work;
+  int *leaf_of, *lnew;
+  /* the tree: h levels of vantage points, 2^h leaves */
+  int has_tree, h, h_limit;
+  size_t ninternal, nnodes, nleaves, nslots;
+  int *vp, *ids, *lcount;
+  unsigned long long *split2, *lmax2, *rmin2, *maxkey, *skey;
+  unsigned char *flag;
+  float *xs;
+  long long build_distances;
+};
+
+#define VPT_VIEW                                                                                          \
+  {                                                                                                       \
+    x, xs, ids, lcount, vp, lmax2, rmin2, maxkey, skey, flag, rho, d, ninternal                           \
+  }
+
+static size_t next_pow2(size_t v) {
+  size_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+#if !PC_HAS_DEVICE
+typedef struct {
+  double key;
+  int id;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b) {
+  const keyed *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+#endif
+
+/* Sums the per-point distance counts of rows [0, n) and clears them. */
+static long long take_work(long *work, size_t n) {
+  long long total = 0;
+  PAR_FOR(reduction(+ : total) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  for (size_t i = 0; i < n; i++) {
+    total += work[i];
+    work[i] = 0;
+  }
+  return total;
+}
+
+static void tree_free(dpc_state *s) {
+  if (!s->has_tree) return;
+  int *vp = s->vp, *ids = s->ids, *lcount = s->lcount;
+  unsigned long long *split2 = s->split2, *lmax2 = s->lmax2, *rmin2 = s->rmin2, *maxkey = s->maxkey, *skey = s->skey;
+  unsigned char *flag = s->flag;
+  float *xs = s->xs;
+  DPC_DEVICE_ONLY const size_t nn = s->nnodes, ns = s->nslots, nl = s->nleaves, nxs = s->nslots * s->d;
+  DEV_EXIT(map(delete : vp[0 : nn], split2[0 : nn], lmax2[0 : nn], rmin2[0 : nn], maxkey[0 : nn], flag[0 : nn],
+               ids[0 : ns], skey[0 : ns], xs[0 : nxs], lcount[0 : nl]))
+  free(vp), free(split2), free(lmax2), free(rmin2), free(maxkey), free(flag), free(ids), free(skey), free(xs), free(lcount);
+  s->has_tree = 0;
+}
+
+/* Allocates and maps the tree arrays for height h (not filled). */
+static int tree_alloc(dpc_state *s, int h) {
+  s->h = h;
+  s->nleaves = (size_t)1 << h;
+  s->ninternal = s->nleaves - 1;
+  s->nnodes = 2 * s->nleaves - 1;
+  s->nslots = s->nleaves * VPT_LEAF;
+  const size_t nn = s->nnodes, ns = s->nslots, nl = s->nleaves, nxs = s->nslots * s->d;
+  int *vp = pc_try_alloc(nn, sizeof *vp, "vantage array");
+  unsigned long long *split2 = pc_try_alloc(nn, sizeof *split2, "vantage split");
+  unsigned long long *lmax2 = pc_try_alloc(nn, sizeof *lmax2, "vantage bounds");
+  unsigned long long *rmin2 = pc_try_alloc(nn, sizeof *rmin2, "vantage bounds");
+  unsigned long long *maxkey = pc_try_alloc(nn, sizeof *maxkey, "subtree density");
+  unsigned char *flag = pc_try_alloc(nn, sizeof *flag, "subtree flags");
+  int *ids = pc_try_alloc(ns, sizeof *ids, "leaf array");
+  unsigned long long *skey = pc_try_alloc(ns, sizeof *skey, "leaf keys");
+  float *xs = pc_try_alloc(nxs, sizeof *xs, "leaf points");
+  int *lcount = pc_try_alloc(nl, sizeof *lcount, "leaf counts");
+  if (!vp || !split2 || !lmax2 || !rmin2 || !maxkey || !flag || !ids || !skey || !xs || !lcount) {
+    free(vp), free(split2), free(lmax2), free(rmin2), free(maxkey), free(flag), free(ids), free(skey), free(xs), free(lcount);
+    return -1;
+  }
+  DEV_ENTER(map(alloc : vp[0 : nn], split2[0 : nn], lmax2[0 : nn], rmin2[0 : nn], maxkey[0 : nn], flag[0 : nn],
+                ids[0 : ns], skey[0 : ns], xs[0 : nxs], lcount[0 : nl]))
+  s->vp = vp, s->split2 = split2, s->lmax2 = lmax2, s->rmin2 = rmin2, s->maxkey = maxkey, s->flag = flag;
+  s->ids = ids, s->skey = skey, s->xs = xs, s->lcount = lcount;
+  s->has_tree = 1;
+  return 0;
+}
+
+/* Algorithm 1, level by level: builds the tree over rows [0, n). */
+static int tree_build(dpc_state *s, size_t n) {
+  tree_free(s);
+  const size_t d = s->d;
+  int h = 0;
+  while ((n + ((size_t)1 << h) - 1) >> h > VPT_LEAF) h++;
+  if (h > VPT_MAX_HEIGHT - VPT_EXTRA_LEVELS) return pc_fail("dpc: %zu points need a VP-tree deeper than %d levels", n, VPT_MAX_HEIGHT);
+  if (tree_alloc(s, h) != 0) return -1;
+  s->h_limit = h + VPT_EXTRA_LEVELS;
+  size_t padded = 1;
+  for (int l = 0; l < h; l++) {
+    const size_t m = (size_t)1 << l, size = (n + m - 1) / m, total = m * next_pow2(size);
+    if (total > padded) padded = total;
+  }
+  const size_t nn = s->nnodes;
+  long *node_lo = pc_try_alloc(nn, sizeof *node_lo, "tree build ranges");
+  long *node_n = pc_try_alloc(nn, sizeof *node_n, "tree build ranges");
+  int *perm = pc_try_alloc(n, sizeof *perm, "tree build order");
+  double *pkey = pc_try_alloc(padded, sizeof *pkey, "tree build keys");
+  int *pid = pc_try_alloc(padded, sizeof *pid, "tree build keys");
+  if (!node_lo || !node_n || !perm || !pkey || !pid) {
+    free(node_lo), free(node_n), free(perm), free(pkey), free(pid);
+    return -1;
+  }
+  const float *x = s->x;
+  int *vp = s->vp, *ids = s->ids, *lcount = s->lcount, *leaf_of = s->leaf_of;
+  unsigned long long *split2 = s->split2, *lmax2 = s->lmax2, *rmin2 = s->rmin2;
+  float *xs = s->xs;
+  const size_t ninternal = s->ninternal, nslots = s->nslots, nleaves = s->nleaves;
+  DEV_ENTER(map(alloc : node_lo[0 : nn], node_n[0 : nn], perm[0 : n], pkey[0 : padded], pid[0 : padded]))
+
+  /* the root's vantage point: the farthest point from a random one (ties to the lowest id) */
+  const size_t start = (size_t)(pc_hash_uniform(s->p.seed, DPC_STREAM, 0) * (double)n);
+  double far = 0.0;
+  PAR_FOR(reduction(max : far) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  for (size_t i = 0; i < n; i++) far = fmax(far, dpc_d2(x + i * d, x + start * d, d));
+  int far_id = INT_MAX;
+  PAR_FOR(reduction(min : far_id) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  for (size_t i = 0; i < n; i++)
+    if (dpc_d2(x + i * d, x + start * d, d) == far && (int)i < far_id) far_id = (int)i;
+  PAR_FOR()
+  for (size_t i = 0; i < n; i++) perm[i] = (int)i;
+  PAR_FOR()
+  for (size_t k = 0; k < 1; k++) {
+    node_lo[0] = 0;
+    node_n[0] = (long)n;
+    vp[0] = far_id;
+  }
+  s->build_distances = 2 * (long long)n + (long long)n * h;
+
+  for (int l = 0; l < h; l++) {
+    const size_t m = (size_t)1 << l, first = m - 1, P = next_pow2((n + m - 1) / m), total = m * P;
+    /* every point's squared distance to its node's vantage point (padding: +infinity) */
+    PAR_FOR()
+    for (size_t i = 0; i < total; i++) {
+      const size_t b = i / P, t = i % P, g = first + b;
+      if ((long)t < node_n[g]) {
+        const int j = perm[node_lo[g] + (long)t];
+        pkey[i] = dpc_d2(x + (size_t)j * d, x + (size_t)vp[g] * d, d);
+        pid[i] = j;
+      } else {
+        pkey[i] = INFINITY;
+        pid[i] = INT_MAX;
+      }
+    }
+#if PC_HAS_DEVICE
+    /* gpu: a bitonic network sorts every node's padded block at once, one launch per step */
+    for (size_t k = 2; k <= P; k <<= 1)
+      for (size_t j = k >> 1; j > 0; j >>= 1) {
+        PAR_FOR()
+        for (size_t i = 0; i < total; i++) {
+          const size_t t = i % P, partner = t ^ j;
+          if (partner <= t) continue;
+          const size_t o = i - t + partner;
+          const int up = (t & k) == 0;
+          const int greater = pkey[i] > pkey[o] || (pkey[i] == pkey[o] && pid[i] > pid[o]);
+          if (greater == up) {
+            const double tk = pkey[i];
+            pkey[i] = pkey[o];
+            pkey[o] = tk;
+            const int ti = pid[i];
+            pid[i] = pid[o];
+            pid[o] = ti;
+          }
+        }
+      }
+#else
+    /* host: each node's block sorted by one thread (same order: the keys are unique) */
+    PAR_FOR(HOST_ONLY(schedule(dynamic, 1)))
+    for (size_t b = 0; b < m; b++) {
+      const size_t cnt = (size_t)node_n[first + b];
+      keyed *buf = pc_xalloc(cnt, sizeof *buf, "tree build sort");
+      for (size_t t = 0; t < cnt; t++) buf[t] = (keyed){pkey[b * P + t], pid[b * P + t]};
+      qsort(buf, cnt, sizeof *buf, cmp_keyed);
+      for (size_t t = 0; t < cnt; t++) {
+        pkey[b * P + t] = buf[t].key;
+        pid[b * P + t] = buf[t].id;
+      }
+      free(buf);
+    }
+#endif
+    /* median split: bounds, children's ranges and vantage points */
+    const int last_level = l + 1 == h;
+    PAR_FOR()
+    for (size_t b = 0; b < m; b++) {
+      const size_t g = first + b, base = b * P;
+      const long cnt = node_n[g], mid = cnt / 2;
+      lmax2[g] = dpc_to_bits(pkey[base + (size_t)mid - 1]);
+      rmin2[g] = dpc_to_bits(pkey[base + (size_t)mid]);
+      split2[g] = rmin2[g];
+      node_lo[2 * g + 1] = node_lo[g];
+      node_n[2 * g + 1] = mid;
+      node_lo[2 * g + 2] = node_lo[g] + mid;
+      node_n[2 * g + 2] = cnt - mid;
+      if (!last_level) {
+        vp[2 * g + 1] = pid[base + (size_t)mid];
+        vp[2 * g + 2] = pid[base + (size_t)cnt - 1];
+      }
+    }
+    PAR_FOR()
+    for (size_t i = 0; i < total; i++) {
+      const size_t b = i / P, t = i % P, g = first + b;
+      if ((long)t < node_n[g]) perm[node_lo[g] + (long)t] = pid[i];
+    }
+  }
+  /* leaves: ids and coordinates in slot order */
+  PAR_FOR()
+  for (size_t sl = 0; sl < nslots; sl++) {
+    const size_t leaf = sl / VPT_LEAF, t = sl % VPT_LEAF, g = ninternal + leaf;
+    if ((long)t < node_n[g]) {
+      const int j = perm[node_lo[g] + (long)t];
+      ids[sl] = j;
+      leaf_of[j] = (int)leaf;
+      for (size_t k = 0; k < d; k++) xs[sl * d + k] = x[(size_t)j * d + k];
+    } else {
+      ids[sl] = -1;
+    }
+  }
+  PAR_FOR()
+  for (size_t leaf = 0; leaf < nleaves; leaf++) lcount[leaf] = (int)node_n[ninternal + leaf];
+  DEV_EXIT(map(delete : node_lo[0 : nn], node_n[0 : nn], perm[0 : n], pkey[0 : padded], pid[0 : padded]))
+  free(node_lo), free(node_n), free(perm), free(pkey), free(pid);
+  return 0;
+}
+
+/* Inc_Capacity (Algorithm 3): every leaf becomes an internal node with two leaves; the tree
+ * grows one level. The new vantage point is the member farthest from the parent's vantage point
+ * (ties to the lowest id); the members are sorted by (squared distance to it, id) and halved. */
+static int tree_split_leaves(dpc_state *s, long long *ndist) {
+  const size_t d = s->d, old_ninternal = s->ninternal, old_nleaves = s->nleaves, old_nn = s->nnodes;
+  DPC_DEVICE_ONLY const size_t old_ns = s->nslots, old_nxs = s->nslots * d;
+  int *ovp = s->vp, *oids = s->ids, *olcount = s->lcount;
+  unsigned long long *osplit2 = s->split2, *olmax2 = s->lmax2, *ormin2 = s->rmin2, *omaxkey = s->maxkey, *oskey = s->skey;
+  unsigned char *oflag = s->flag;
+  float *oxs = s->xs;
+  s->has_tree = 0;
+  if (tree_alloc(s, s->h + 1) != 0) {
+    s->vp = ovp, s->ids = oids, s->lcount = olcount, s->split2 = osplit2, s->lmax2 = olmax2, s->rmin2 = ormin2;
+    s->maxkey = omaxkey, s->skey = oskey, s->flag = oflag, s->xs = oxs;
+    s->h--, s->nleaves = old_nleaves, s->ninternal = old_ninternal, s->nnodes = old_nn, s->nslots = old_ns;
+    s->has_tree = 1;
+    return -1;
+  }
+  const float *x = s->x;
+  int *vp = s->vp, *ids = s->ids, *lcount = s->lcount;
+  unsigned long long *split2 = s->split2, *lmax2 = s->lmax2, *rmin2 = s->rmin2;
+  float *xs = s->xs;
+  const size_t nslots = s->nslots;
+  PAR_FOR()
+  for (size_t g = 0; g < old_ninternal; g++) {
+    vp[g] = ovp[g];
+    split2[g] = osplit2[g];
+    lmax2[g] = olmax2[g];
+    rmin2[g] = ormin2[g];
+  }
+  PAR_FOR()
+  for (size_t sl = 0; sl < nslots; sl++) ids[sl] = -1;
+  long long counted = 0;
+  PAR_FOR(reduction(+ : counted) GPU_ONLY(num_teams(pc_reduction_teams(old_nleaves)) thread_limit(PC_GPU_THREADS)))
+  for (size_t leaf = 0; leaf < old_nleaves; leaf++) {
+    const size_t g = old_ninternal + leaf;
+    const int c = olcount[leaf];
+    double k[VPT_LEAF];
+    int id[VPT_LEAF];
+    int mid = 0;
+    if (c == 0) {
+      vp[g] = -1;
+      split2[g] = dpc_to_bits(INFINITY);
+      lmax2[g] = 0;
+      rmin2[g] = dpc_to_bits(INFINITY);
+    } else {
+      const int parent = g > 0 ? ovp[(g - 1) / 2] : -1;
+      int v = oids[leaf * VPT_LEAF];
+      double vd = -1.0;
+      for (int t = 0; t < c; t++) {
+        const int j = oids[leaf * VPT_LEAF + (size_t)t];
+        const double e = parent >= 0 ? dpc_d2(x + (size_t)j * d, x + (size_t)parent * d, d) : 0.0;
+        if (e > vd || (e == vd && j < v)) {
+          vd = e;
+          v = j;
+        }
+      }
+      for (int t = 0; t < c; t++) { /* insertion sort by (distance to v, id) */
+        const int j = oids[leaf * VPT_LEAF + (size_t)t];
+        const double e = dpc_d2(x + (size_t)j * d, x + (size_t)v * d, d);
+        int u = t;
+        while (u > 0 && (k[u - 1] > e || (k[u - 1] == e && id[u - 1] > j))) {
+          k[u] = k[u - 1];
+          id[u] = id[u - 1];
+          u--;
+        }
+        k[u] = e;
+        id[u] = j;
+      }
+      counted += 2 * c;
+      vp[g] = v;
+      if (c >= 2) {
+        mid = c / 2;
+        lmax2[g] = dpc_to_bits(k[mid - 1]);
+        rmin2[g] = split2[g] = dpc_to_bits(k[mid]);
+      } else {
+        mid = 1;
+        lmax2[g] = dpc_to_bits(k[0]);
+        rmin2[g] = split2[g] = dpc_to_bits(INFINITY);
+      }
+    }
+    lcount[2 * leaf] = mid;
+    lcount[2 * leaf + 1] = c - mid;
+    for (int t = 0; t < c; t++) {
+      const size_t sl = (t < mid ? 2 * leaf * VPT_LEAF + (size_t)t : (2 * leaf + 1) * VPT_LEAF + (size_t)(t - mid));
+      ids[sl] = id[t];
+      for (size_t q = 0; q < d; q++) xs[sl * d + q] = x[(size_t)id[t] * d + q];
+    }
+  }
+  *ndist += counted;
+  DEV_EXIT(map(delete : ovp[0 : old_nn], osplit2[0 : old_nn], olmax2[0 : old_nn], ormin2[0 : old_nn], omaxkey[0 : old_nn],
+               oflag[0 : old_nn], oids[0 : old_ns], oskey[0 : old_ns], oxs[0 : old_nxs], olcount[0 : old_nleaves]))
+  free(ovp), free(osplit2), free(olmax2), free(ormin2), free(omaxkey), free(oflag), free(oids), free(oskey), free(oxs);
+  free(olcount);
+  return 0;
+}
+
+/* Refreshes the slot keys and the per-node maximum key, bottom-up (one launch per level). With
+ * mark >= 0, also the flags: a leaf is flagged when it holds a point with changed[] set (mark 1)
+ * or an id >= mark_from (mark 0). */
+static void tree_refresh(dpc_state *s, int mark, long mark_from) {
+  const size_t ninternal = s->ninternal, nslots = s->nslots, nleaves = s->nleaves;
+  const int *ids = s->ids, *lcount = s->lcount;
+  const unsigned long long *key = s->key;
+  const unsigned char *changed = s->changed;
+  unsigned long long *skey = s->skey, *maxkey = s->maxkey;
+  unsigned char *flag = s->flag;
+  PAR_FOR()
+  for (size_t sl = 0; sl < nslots; sl++) {
+    const int j = ids[sl];
+    skey[sl] = j >= 0 && (int)(sl % VPT_LEAF) < lcount[sl / VPT_LEAF] ? key[j] : 0;
+  }
+  PAR_FOR()
+  for (size_t leaf = 0; leaf < nleaves; leaf++) {
+    unsigned long long m = 0;
+    int f = 0;
+    for (int t = 0; t < lcount[leaf]; t++) {
+      const size_t sl = leaf * VPT_LEAF + (size_t)t;
+      m = skey[sl] > m ? skey[sl] : m;
+      if (mark == 1) f |= changed[ids[sl]];
+      if (mark == 0) f |= ids[sl] >= mark_from;
+    }
+    maxkey[ninternal + leaf] = m;
+    if (mark >= 0) flag[ninternal + leaf] = (unsigned char)f;
+  }
+  for (int l = s->h - 1; l >= 0; l--) {
+    const size_t first = ((size_t)1 << l) - 1, m = (size_t)1 << l;
+    PAR_FOR()
+    for (size_t g = first; g < first + m; g++) {
+      const unsigned long long a = maxkey[2 * g + 1], b = maxkey[2 * g + 2];
+      maxkey[g] = a > b ? a : b;
+      if (mark >= 0) flag[g] = flag[2 * g + 1] | flag[2 * g + 2];
+    }
+  }
+}
+
+/* Keys of rows [0, n). */
+static void set_keys(dpc_state *s, size_t n) {
+  const int *rho = s->rho;
+  unsigned long long *key = s->key;
+  PAR_FOR()
+  for (size_t i = 0; i < n; i++) key[i] = dpc_key(rho[i], i);
+}
+
+/* rho of every point from scratch. */
+static void compute_rho(dpc_state *s) {
+  const size_t n = s->n, d = s->d;
+  const double dc = s->dc, dc2 = s->dc2;
+  const float *x = s->x;
+  int *rho = s->rho;
+  long *work = s->work;
+  if (s->p.index == DPC_INDEX_NONE) {
+    PAR_FOR(HOST_ONLY(schedule(dynamic, 64)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+    for (size_t i = 0; i < n; i++) {
+      int c = 0;
+      for (size_t j = 0; j < n; j++) c += dpc_d2(x + i * d, x + j * d, d) < dc2;
+      rho[i] = c;
+      work[i] += (long)n;
+    }
+    return;
+  }
+  const float *xs = s->xs;
+  const int *ids = s->ids, *lcount = s->lcount, *vp = s->vp;
+  const unsigned long long *lmax2 = s->lmax2, *rmin2 = s->rmin2, *maxkey = s->maxkey, *skey = s->skey;
+  const unsigned char *flag = s->flag;
+  const size_t ninternal = s->ninternal, nslots = s->nslots;
+  PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  for (size_t sl = 0; sl < nslots; sl++) {
+    if ((int)(sl % VPT_LEAF) >= lcount[sl / VPT_LEAF]) continue;
+    const vpt_view v = VPT_VIEW;
+    long nd = 0;
+    const int i = ids[sl];
+    rho[i] = vpt_count(&v, xs + sl * d, dc, dc2, -1, NULL, NULL, 0, &nd);
+    work[i] += nd;
+  }
+}
+
+/* The absolute peak: the densest point gets dep -1 and the largest distance to any point. */
+static void set_peak_delta(dpc_state *s) {
+  const size_t n = s->n, d = s->d;
+  const float *x = s->x;
+  const unsigned long long *key = s->key;
+  int *dep = s->dep;
+  double *delta2 = s->delta2;
+  unsigned long long top = 0;
+  PAR_FOR(reduction(max : top) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  for (size_t i = 0; i < n; i++) top = key[i] > top ? key[i] : top;
+  const size_t t = 0xffffffffu - (unsigned)(top & 0xffffffffu);
+  double far = 0.0;
+  PAR_FOR(reduction(max : far) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  for (size_t j = 0; j < n; j++) far = fmax(far, dpc_d2(x + t * d, x + j * d, d));
+  long *work = s->work;
+  PAR_FOR()
+  for (size_t k = 0; k < 1; k++) {
+    dep[t] = -1;
+    delta2[t] = far;
+    work[t] += (long)n;
+  }
+}
+
+/* delta and dep of every point (all = 1), or, incrementally, of the points the two cases name. */
+static long compute_delta(dpc_state *s, int incremental) {
+  const size_t n = s->n, d = s->d;
+  const double dc2 = s->dc2;
+  const float *x = s->x;
+  const int *rho = s->rho;
+  const unsigned long long *key = s->key;
+  int *dep = s->dep;
+  double *delta2 = s->delta2;
+  unsigned char *global = s->global;
+  const unsigned char *changed = s->changed;
+  long *work = s->work;
+  if (s->p.index == DPC_INDEX_NONE) {
+    PAR_FOR(HOST_ONLY(schedule(dynamic, 64)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+    for (size_t i = 0; i < n; i++) {
+      const unsigned long long ki = key[i];
+      double best = INFINITY;
+      int bj = -1;
+      long nd = 0;
+      for (size_t j = 0; j < n; j++) {
+        if (key[j] <= ki) continue;
+        nd++;
+        const double e = dpc_d2(x + i * d, x + j * d, d);
+        if (e < best) { /* j ascending: ties keep the lowest index */
+          best = e;
+          bj = (int)j;
+        }
+      }
+      dep[i] = bj;
+      delta2[i] = best;
+      global[i] = 0;
+      work[i] += nd;
+    }
+    set_peak_delta(s);
+    return 0;
+  }
+  const float *xs = s->xs;
+  const int *ids = s->ids, *lcount = s->lcount, *vp = s->vp;
+  const unsigned long long *lmax2 = s->lmax2, *rmin2 = s->rmin2, *maxkey = s->maxkey, *skey = s->skey;
+  const unsigned char *flag = s->flag;
+  const size_t ninternal = s->ninternal, nslots = s->nslots;
+  PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  for (size_t sl = 0; sl < nslots; sl++) {
+    if ((int)(sl % VPT_LEAF) >= lcount[sl / VPT_LEAF]) continue;
+    const vpt_view v = VPT_VIEW;
+    const int i = ids[sl];
+    const float *q = xs + sl * d;
+    long nd = 0;
+    double best = dc2;
+    int bj = -1;
+    global[i] = 0;
+    if (incremental && !changed[i] && dep[i] >= 0) {
+      /* case (ii): only a changed point closer than the old delta can take over */
+      best = delta2[i];
+      bj = dep[i];
+      vpt_nearest_denser(&v, q, key[i], &best, &bj, 1, &nd);
+    } else {
+      vpt_nearest_denser(&v, q, key[i], &best, &bj, 0, &nd); /* within d_c: the covered leaves */
+      if (bj < 0) {                                          /* none closer than d_c: the whole tree */
+        best = INFINITY;
+        global[i] = 1;
+        vpt_nearest_denser(&v, q, key[i], &best, &bj, 0, &nd);
+      }
+    }
+    dep[i] = bj;
+    delta2[i] = best;
+    work[i] += nd;
+  }
+  set_peak_delta(s);
+  long globals = 0;
+  PAR_FOR(reduction(+ : globals) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  for (size_t i = 0; i < n; i++) globals += global[i];
+  return globals;
+}
+
+/* Peak order: larger gamma first, ties to the lower index. */
+typedef struct {
+  double gamma;
+  int id;
+} peak_t;
+
+static int peak_better(peak_t a, peak_t b) { return a.gamma > b.gamma || (a.gamma == b.gamma && a.id < b.id); }
+static int cmp_peak(const void *a, const void *b) {
+  const peak_t *x = a, *y = b;
+  return peak_better(*x, *y) ? -1 : peak_better(*y, *x) ? 1 : 0;
+}
+
+/* Min-heap on "better" (the worst of the kept peaks at the root). */
+static void heap_down(peak_t *h, size_t k, size_t i) {
+  for (;;) {
+    size_t w = i, l = 2 * i + 1, r = l + 1;
+    if (l < k && peak_better(h[w], h[l])) w = l;
+    if (r < k && peak_better(h[w], h[r])) w = r;
+    if (w == i) return;
+    peak_t t = h[i];
+    h[i] = h[w];
+    h[w] = t;
+    i = w;
+  }
+}
+
+/* Peak selection on the host (rho and delta2 come back), then labels by pointer jumping on the
+ * device. Returns the number of clusters, or -1 with a message when no peak is selected. */
+static long assign_labels(dpc_state *s, double *transfer_s) {
+  const size_t n = s->n;
+  int *rho = s->rho, *dep = s->dep, *label = s->label, *rank = s->rank;
+  double *delta2 = s->delta2;
+  const double t0 = pc_now();
+  DEV_UPDATE(from(rho[0 : n], delta2[0 : n], dep[0 : n]))
+  *transfer_s += pc_now() - t0;
+  size_t top = 0;
+  for (size_t i = 0; i < n; i++)
+    if (dep[i] < 0) top = i;
+  size_t k = 0;
+  peak_t *pk;
+  if (s->p.peaks > 0) {
+    const size_t want = (size_t)s->p.peaks < n ? (size_t)s->p.peaks : n;
+    pk = pc_xalloc(want, sizeof *pk, "peaks");
+    pk[0] = (peak_t){(double)rho[top] * sqrt(delta2[top]), (int)top};
+    peak_t *heap = pk + 1;
+    const size_t cap = want - 1;
+    size_t kept = 0;
+    for (size_t i = 0; i < n && cap > 0; i++) {
+      if (i == top) continue;
+      const peak_t c = {(double)rho[i] * sqrt(delta2[i]), (int)i};
+      if (kept < cap) {
+        heap[kept++] = c;
+        for (size_t u = kept - 1; u > 0 && peak_better(heap[(u - 1) / 2], heap[u]); u = (u - 1) / 2) {
+          peak_t t = heap[u];
+          heap[u] = heap[(u - 1) / 2];
+          heap[(u - 1) / 2] = t;
+        }
+      } else if (peak_better(c, heap[0])) {
+        heap[0] = c;
+        heap_down(heap, kept, 0);
+      }
+    }
+    qsort(heap, kept, sizeof *heap, cmp_peak);
+    k = kept + 1;
+  } else {
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) count += rho[i] >= s->p.rho_min && sqrt(delta2[i]) >= s->p.delta_min;
+    if (count == 0) {
+      double rmax = 0, dmax = 0;
+      for (size_t i = 0; i < n; i++) rmax = fmax(rmax, rho[i]), dmax = fmax(dmax, sqrt(delta2[i]));
+      return pc_fail("dpc: --rho-min %g and --delta-min %g select no peak (largest rho %g, largest delta %g)",
+                     s->p.rho_min, s->p.delta_min, rmax, dmax);
+    }
+    pk = pc_xalloc(count, sizeof *pk, "peaks");
+    for (size_t i = 0; i < n; i++)
+      if (rho[i] >= s->p.rho_min && sqrt(delta2[i]) >= s->p.delta_min) pk[k++] = (peak_t){(double)rho[i] * sqrt(delta2[i]), (int)i};
+    qsort(pk, k, sizeof *pk, cmp_peak);
+    for (size_t c = 1; c < k; c++) /* the absolute peak first (it is selected, see dpc.h) */
+      if ((size_t)pk[c].id == top) {
+        peak_t t = pk[c];
+        memmove(pk + 1, pk, c * sizeof *pk);
+        pk[0] = t;
+      }
+  }
+  int *peak_ids = pc_xalloc(k, sizeof *peak_ids, "peaks");
+  for (size_t c = 0; c < k; c++) peak_ids[c] = pk[c].id;
+  free(pk);
+  int *a = s->ptr_a, *b = s->ptr_b;
+  DEV_ENTER(map(to : peak_ids[0 : k]))
+  PAR_FOR()
+  for (size_t i = 0; i < n; i++) {
+    rank[i] = -1;
+    a[i] = dep[i] < 0 ? (int)i : dep[i];
+  }
+  PAR_FOR()
+  for (size_t c = 0; c < k; c++) {
+    rank[peak_ids[c]] = (int)c;
+    a[peak_ids[c]] = peak_ids[c];
+  }
+  for (;;) {
+    long moved = 0;
+    PAR_FOR(reduction(+ : moved) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+    for (size_t i = 0; i < n; i++) {
+      const int p = a[i], q = a[p];
+      b[i] = q;
+      moved += q != p;
+    }
+    int *t = a;
+    a = b;
+    b = t;
+    if (!moved) break;
+  }
+  PAR_FOR()
+  for (size_t i = 0; i < n; i++) label[i] = rank[a[i]];
+  DEV_EXIT(map(delete : peak_ids[0 : k]))
+  free(peak_ids);
+  return (long)k;
+}
+
+static void state_free(dpc_state *s) {
+  tree_free(s);
+  free(s->rho), free(s->dep), free(s->label), free(s->ptr_a), free(s->ptr_b), free(s->rank), free(s->delta2);
+  free(s->key), free(s->changed), free(s->global), free(s->work), free(s->leaf_of), free(s->lnew);
+  free(s);
+}
+
+dpc_state *dpc_open(const float *x, size_t n, size_t capacity, size_t d, const dpc_params *params, dpc_result *res) {
+  memset(res, 0, sizeof *res);
+  if (!(params->dc > 0.0)) {
+    pc_fail("dpc: d_c must be > 0, got %g", params->dc);
+    return NULL;
+  }
+  if (n == 0 || capacity < n || capacity > (size_t)INT_MAX) {
+    pc_fail("dpc: need 1 to %d points, got %zu", INT_MAX, capacity);
+    return NULL;
+  }
+  dpc_state *s = pc_xcalloc(1, sizeof *s, "dpc state");
+  s->x = (float *)x;
+  s->n = n, s->cap = capacity, s->d = d, s->nx = capacity * d;
+  s->p = *params;
+  s->dc = params->dc;
+  s->dc2 = params->dc * params->dc;
+  const size_t cap = capacity;
+  s->rho = pc_try_alloc(cap, sizeof *s->rho, "rho");
+  s->dep = pc_try_alloc(cap, sizeof *s->dep, "dependent points");
+  s->label = pc_try_alloc(cap, sizeof *s->label, "labels");
+  s->ptr_a = pc_try_alloc(cap, sizeof *s->ptr_a, "label pointers");
+  s->ptr_b = pc_try_alloc(cap, sizeof *s->ptr_b, "label pointers");
+  s->rank = pc_try_alloc(cap, sizeof *s->rank, "peak ranks");
+  s->delta2 = pc_try_alloc(cap, sizeof *s->delta2, "delta");
+  s->key = pc_try_alloc(cap, sizeof *s->key, "density keys");
+  s->changed = pc_try_alloc(cap, sizeof *s->changed, "changed flags");
+  s->global = pc_try_alloc(cap, sizeof *s->global, "search flags");
+  s->work = pc_try_alloc(cap, sizeof *s->work, "distance counts");
+  s->leaf_of = pc_try_alloc(cap, sizeof *s->leaf_of, "leaf of each point");
+  s->lnew = NULL;
+  if (!s->rho || !s->dep || !s->label || !s->ptr_a || !s->ptr_b || !s->rank || !s->delta2 || !s->key || !s->changed ||
+      !s->global || !s->work || !s->leaf_of) {
+    state_free(s);
+    return NULL;
+  }
+  DPC_DEVICE_ONLY int *rho = s->rho, *dep = s->dep, *label = s->label, *ptr_a = s->ptr_a, *ptr_b = s->ptr_b, *rank = s->rank;
+  DPC_DEVICE_ONLY int *leaf_of = s->leaf_of;
+  DPC_DEVICE_ONLY double *delta2 = s->delta2;
+  unsigned long long *key = s->key;
+  DPC_DEVICE_ONLY unsigned char *changed = s->changed, *global = s->global;
+  long *work = s->work;
+  DPC_DEVICE_ONLY const size_t nx = s->nx, n_in = n * d;
+
+  const double t_start = pc_now();
+  double t0 = t_start;
+  DEV_ENTER(map(alloc : x[0 : nx], rho[0 : cap], dep[0 : cap], label[0 : cap], ptr_a[0 : cap], ptr_b[0 : cap],
+                rank[0 : cap], delta2[0 : cap], key[0 : cap], changed[0 : cap], global[0 : cap], work[0 : cap],
+                leaf_of[0 : cap]))
+  DEV_UPDATE(to(x[0 : n_in]))
+  PAR_FOR()
+  for (size_t i = 0; i < cap; i++) {
+    work[i] = 0;
+    changed[i] = 0;
+    key[i] = 0;
+  }
+  double t1 = pc_now();
+  res->phase_s[DPC_PHASE_TRANSFERS] += t1 - t0;
+  if (params->index == DPC_INDEX_VPTREE && tree_build(s, n) != 0) {
+    dpc_close(s);
+    return NULL;
+  }
+  t0 = pc_now();
+  res->phase_s[DPC_PHASE_TREE] += t0 - t1;
+  compute_rho(s);
+  set_keys(s, n);
+  if (s->has_tree) tree_refresh(s, -1, 0);
+  t1 = pc_now();
+  res->phase_s[DPC_PHASE_RHO] += t1 - t0;
+  res->global_searches = compute_delta(s, 0);
+  t0 = pc_now();
+  res->phase_s[DPC_PHASE_DELTA] += t0 - t1;
+  res->clusters = assign_labels(s, &res->phase_s[DPC_PHASE_TRANSFERS]);
+  t1 = pc_now();
+  res->phase_s[DPC_PHASE_ASSIGN] += t1 - t0;
+  res->distances = take_work(work, n) + s->build_distances;
+  s->build_distances = 0;
+  if (res->clusters < 0) {
+    dpc_close(s);
+    return NULL;
+  }
+  DEV_UPDATE(from(label[0 : n]))
+  res->phase_s[DPC_PHASE_TRANSFERS] += pc_now() - t1;
+  res->total_s = pc_now() - t_start;
+  res->height = s->has_tree ? s->h : 0;
+  res->leaves = s->has_tree ? (long)s->nleaves : 0;
+  return s;
+}
+
+/* Routes new rows [n0, n1) to leaves (widening the bounds on the way) and counts them per leaf;
+ * returns the fullest leaf's count after the insertion. */
+static int route_batch(dpc_state *s, size_t n0, size_t n1, long long *ndist) {
+  const size_t d = s->d, ninternal = s->ninternal, nleaves = s->nleaves;
+  const int h = s->h;
+  const float *x = s->x;
+  const int *vp = s->vp, *lcount = s->lcount;
+  const unsigned long long *split2 = s->split2;
+  unsigned long long *lmax2 = s->lmax2, *rmin2 = s->rmin2;
+  int *leaf_of = s->leaf_of, *lnew = s->lnew;
+  PAR_FOR()
+  for (size_t leaf = 0; leaf < nleaves; leaf++) lnew[leaf] = 0;
+  PAR_FOR()
+  for (size_t q = n0; q < n1; q++) {
+    size_t g = 0;
+    for (int l = 0; l < h; l++) {
+      if (vp[g] < 0) {
+        g = 2 * g + 1;
+        continue;
+      }
+      const double e = dpc_d2(x + q * d, x + (size_t)vp[g] * d, d);
+      const unsigned long long eb = dpc_to_bits(e);
+      if (eb < split2[g]) {
+        dpc_atomic_max_bits(&lmax2[g], eb);
+        g = 2 * g + 1;
+      } else {
+        dpc_atomic_min_bits(&rmin2[g], eb);
+        g = 2 * g + 2;
+      }
+    }
+    const int leaf = (int)(g - ninternal);
+    leaf_of[q] = leaf;
+    PAR_ATOMIC
+    lnew[leaf] += 1;
+  }
+  *ndist += (long long)(n1 - n0) * h;
+  int fullest = 0;
+  PAR_FOR(reduction(max : fullest) GPU_ONLY(num_teams(pc_reduction_teams(nleaves)) thread_limit(PC_GPU_THREADS)))
+  for (size_t leaf = 0; leaf < nleaves; leaf++) fullest = lcount[leaf] + lnew[leaf] > fullest ? lcount[leaf] + lnew[leaf] : fullest;
+  return fullest;
+}
+
+int dpc_insert(dpc_state *s, size_t count, dpc_result *res) {
+  memset(res, 0, sizeof *res);
+  const size_t n0 = s->n, n1 = n0 + count, d = s->d;
+  if (count == 0) return 0;
+  if (n1 > s->cap) return pc_fail("dpc: inserting %zu points beyond the capacity of %zu", count, s->cap);
+  float *x = s->x;
+  int *rho = s->rho;
+  unsigned char *changed = s->changed;
+  long *work = s->work;
+  long long ndist = 0;
+  const double t_start = pc_now();
+  double t0 = t_start;
+  DPC_DEVICE_ONLY const size_t off = n0 * d, len = count * d;
+  DEV_UPDATE(to(x[off : len]))
+  double t1 = pc_now();
+  res->phase_s[DPC_PHASE_TRANSFERS] += t1 - t0;
+  s->n = n1;
+  if (s->p.index == DPC_INDEX_NONE) { /* no index to update: everything again */
+    compute_rho(s);
+    set_keys(s, n1);
+    t0 = pc_now();
+    res->phase_s[DPC_PHASE_RHO] += t0 - t1;
+    res->global_searches = compute_delta(s, 0);
+    t1 = pc_now();
+    res->phase_s[DPC_PHASE_DELTA] += t1 - t0;
+  } else {
+    /* the tree: route, grow until the batch fits (or rebuild), insert */
+    int rebuilt = 0;
+    for (;;) {
+      int *lnew = pc_try_alloc(s->nleaves, sizeof *lnew, "new points per leaf");
+      if (!lnew) return -1;
+      DPC_DEVICE_ONLY const size_t nl = s->nleaves;
+      DEV_ENTER(map(alloc : lnew[0 : nl]))
+      s->lnew = lnew;
+      const int fullest = route_batch(s, n0, n1, &ndist);
+      if (fullest <= VPT_LEAF) break; /* lnew stays mapped for the insertion below */
+      DEV_EXIT(map(delete : lnew[0 : nl]))
+      free(lnew);
+      s->lnew = NULL;
+      if (s->h + 1 > s->h_limit || s->h + 1 > VPT_MAX_HEIGHT) {
+        if (tree_build(s, n1) != 0) return -1;
+        ndist += s->build_distances;
+        s->build_distances = 0;
+        res->rebuilds++;
+        rebuilt = 1;
+        break;
+      }
+      if (tree_split_leaves(s, &ndist) != 0) return -1;
+      res->splits++;
+    }
+    if (!rebuilt) {
+      int *lnew = s->lnew, *lcount = s->lcount, *ids = s->ids;
+      const int *leaf_of = s->leaf_of;
+      float *xs = s->xs;
+      DPC_DEVICE_ONLY const size_t nl = s->nleaves;
+      PAR_FOR()
+      for (size_t q = n0; q < n1; q++) {
+        const int leaf = leaf_of[q];
+        int slot;
+        PAR_ATOMIC_CAPTURE
+        slot = lcount[leaf]++;
+        const size_t sl = (size_t)leaf * VPT_LEAF + (size_t)slot;
+        ids[sl] = (int)q;
+        for (size_t k = 0; k < d; k++) xs[sl * d + k] = x[q * d + k];
+      }
+      DEV_EXIT(map(delete : lnew[0 : nl]))
+      free(lnew);
+      s->lnew = NULL;
+    }
+    tree_refresh(s, 0, (long)n0); /* flags: subtrees holding new points */
+    t0 = pc_now();
+    res->phase_s[DPC_PHASE_TREE] += t0 - t1;
+
+    /* rho: new points by the tree; old ones incidentally or separately */
+    const float *xs = s->xs;
+    const int *ids = s->ids, *lcount = s->lcount, *vp = s->vp;
+    const unsigned long long *lmax2 = s->lmax2, *rmin2 = s->rmin2, *maxkey = s->maxkey, *skey = s->skey;
+    const unsigned char *flag = s->flag;
+    const size_t ninternal = s->ninternal, nslots = s->nslots;
+    const double dc = s->dc, dc2 = s->dc2;
+    const int incidental = s->p.rho_update == DPC_RHO_INCIDENTAL;
+    PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+    for (size_t q = n0; q < n1; q++) {
+      const vpt_view v = VPT_VIEW;
+      long nd = 0;
+      rho[q] = vpt_count(&v, x + q * d, dc, dc2, -1, incidental ? rho : NULL, changed, (long)n0, &nd);
+      work[q] += nd;
+    }
+    if (!incidental) {
+      PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+      for (size_t sl = 0; sl < nslots; sl++) {
+        if ((int)(sl % VPT_LEAF) >= lcount[sl / VPT_LEAF]) continue;
+        const int i = ids[sl];
+        if ((size_t)i >= n0) continue;
+        const vpt_view v = VPT_VIEW;
+        long nd = 0;
+        const int c = vpt_count(&v, xs + sl * d, dc, dc2, (long)n0, NULL, NULL, 0, &nd);
+        if (c) {
+          rho[i] += c;
+          changed[i] = 1;
+        }
+        work[i] += nd;
+      }
+    }
+    PAR_FOR()
+    for (size_t q = n0; q < n1; q++) changed[q] = 1;
+    set_keys(s, n1);
+    tree_refresh(s, 1, 0); /* flags: subtrees holding changed points */
+    t1 = pc_now();
+    res->phase_s[DPC_PHASE_RHO] += t1 - t0;
+    res->global_searches = compute_delta(s, 1);
+    PAR_FOR()
+    for (size_t i = 0; i < n1; i++) changed[i] = 0;
+    t0 = pc_now();
+    res->phase_s[DPC_PHASE_DELTA] += t0 - t1;
+    t1 = t0;
+  }
+  res->clusters = assign_labels(s, &res->phase_s[DPC_PHASE_TRANSFERS]);
+  t0 = pc_now();
+  res->phase_s[DPC_PHASE_ASSIGN] += t0 - t1;
+  res->distances = take_work(work, n1) + ndist + s->build_distances;
+  s->build_distances = 0;
+  res->total_s = pc_now() - t_start;
+  res->height = s->has_tree ? s->h : 0;
+  res->leaves = s->has_tree ? (long)s->nleaves : 0;
+  return res->clusters < 0 ? -1 : 0;
+}
+
+size_t dpc_results(dpc_state *s, int *rho_out, double *delta_out, int *dep_out, int *labels_out) {
+  const size_t n = s->n;
+  int *rho = s->rho, *dep = s->dep, *label = s->label;
+  double *delta2 = s->delta2;
+  DEV_UPDATE(from(rho[0 : n], delta2[0 : n], dep[0 : n], label[0 : n]))
+  for (size_t i = 0; i < n; i++) {
+    if (rho_out) rho_out[i] = rho[i];
+    if (delta_out) delta_out[i] = sqrt(delta2[i]);
+    if (dep_out) dep_out[i] = dep[i];
+    if (labels_out) labels_out[i] = label[i];
+  }
+  return n;
+}
+
+void dpc_close(dpc_state *s) {
+  if (!s) return;
+  DPC_DEVICE_ONLY float *x = s->x;
+  DPC_DEVICE_ONLY int *rho = s->rho, *dep = s->dep, *label = s->label, *ptr_a = s->ptr_a, *ptr_b = s->ptr_b, *rank = s->rank;
+  DPC_DEVICE_ONLY int *leaf_of = s->leaf_of;
+  DPC_DEVICE_ONLY double *delta2 = s->delta2;
+  DPC_DEVICE_ONLY unsigned long long *key = s->key;
+  DPC_DEVICE_ONLY unsigned char *changed = s->changed, *global = s->global;
+  DPC_DEVICE_ONLY long *work = s->work;
+  DPC_DEVICE_ONLY const size_t nx = s->nx, cap = s->cap;
+  DEV_EXIT(map(delete : x[0 : nx], rho[0 : cap], dep[0 : cap], label[0 : cap], ptr_a[0 : cap], ptr_b[0 : cap],
+               rank[0 : cap], delta2[0 : cap], key[0 : cap], changed[0 : cap], global[0 : cap], work[0 : cap],
+               leaf_of[0 : cap]))
+  state_free(s);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double dpc_dc_percentile(const float *x, size_t n, size_t d, double percent, size_t samples, uint64_t seed) {
+  if (n < 2) return pc_fail("dpc: --dc-percent needs at least 2 points");
+  const double pairs = (double)n * (double)(n - 1) / 2.0;
+  const int all = pairs <= (double)samples;
+  const size_t m = all ? (size_t)pairs : samples;
+  double *v = pc_try_alloc(m, sizeof *v, "sampled distances");
+  if (!v) return -1;
+  size_t k = 0;
+  if (all) {
+    for (size_t i = 0; i < n; i++)
+      for (size_t j = i + 1; j < n; j++) v[k++] = dpc_d2(x + i * d, x + j * d, d);
+  } else {
+    for (; k < m; k++) {
+      size_t i = (size_t)(pc_hash_uniform(seed, DPC_STREAM, 2 * k + 1) * (double)n);
+      size_t j = (size_t)(pc_hash_uniform(seed, DPC_STREAM, 2 * k + 2) * (double)(n - 1));
+      if (j >= i) j++; /* j != i */
+      v[k] = dpc_d2(x + i * d, x + j * d, d);
+    }
+  }
+  qsort(v, m, sizeof *v, cmp_double);
+  double pos = ceil(percent / 100.0 * (double)m) - 1.0;
+  if (pos < 0) pos = 0;
+  const double dc = sqrt(v[(size_t)pos]);
+  free(v);
+  if (!(dc > 0.0))
+    return pc_fail("dpc: the %g%% quantile of the pairwise distances is 0 (many duplicate points); give --dc", percent);
+  return dc;
+}
