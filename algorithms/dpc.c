@@ -72,11 +72,18 @@ const char *const dpc_phase_names[DPC_NPHASES] = {"transfers", "tree_build", "rh
 
 DEV_FUNCS_BEGIN
 
+/* Squared distance: each square rounded to double, then added in dimension order. Contraction
+ * into fused multiply-adds is off (and the product is its own statement), so every variant, the
+ * GPU included, and the NumPy reference round the same way. */
 static inline double dpc_d2(const float *a, const float *b, size_t d) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
   double s = 0.0;
   for (size_t j = 0; j < d; j++) {
     const double diff = (double)a[j] - (double)b[j];
-    s += diff * diff;
+    const double sq = diff * diff;
+    s += sq;
   }
   return s;
 }

@@ -4,8 +4,8 @@
  * gpu variants.
  *
  * Definitions (every variant and index gives exactly these values):
- *  - d2(i, j): the squared Euclidean distance, summed in double in dimension order over the
- *    float32 coordinates (each term is exact, so the sum does not depend on fused multiply-adds).
+ *  - d2(i, j): the squared Euclidean distance of the float32 coordinates in double: each
+ *    difference squared and rounded, the squares added in dimension order (no fused multiply-add).
  *  - rho_i = |{j : d2(i, j) < dc * dc}|, the point itself included (so rho_i >= 1).
  *  - j is denser than i when rho_j > rho_i, or rho_j == rho_i and j < i (ties by index).
  *  - dep_i: the nearest denser point (smallest d2, ties to the lowest index); delta_i =

@@ -42,7 +42,7 @@ def run(cmd, timeout=60, env=None, cwd=None):
 
 class Binary:
     """One pragmaclust program. `extra` options are added right after the subcommand of every
-    kmeans, dbscan or streamkm call (the gpu variant gets --allow-host on a GPU-less machine)."""
+    kmeans, dbscan, streamkm or dpc call (the gpu variant gets --allow-host on a GPU-less machine)."""
 
     def __init__(self, name, path, extra=(), env=None):
         self.name, self.path, self.extra, self.env = name, Path(path), list(extra), dict(env or {})
@@ -52,7 +52,7 @@ class Binary:
 
     def argv(self, *args):
         args = [str(a) for a in args]
-        if args and args[0] in ("kmeans", "dbscan", "streamkm") and self.extra:
+        if args and args[0] in ("kmeans", "dbscan", "streamkm", "dpc") and self.extra:
             args = args[:1] + self.extra + args[1:]
         return [str(self.path)] + args
 
