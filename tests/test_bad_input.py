@@ -64,6 +64,7 @@ def make_inputs(d):
 # ---- cases: name -> argv after the program; OUT marks where the output options go ----------
 
 OUT = "<outputs>"
+DPC_OUT = "<dpc outputs>"  # dpc writes labels, the decision graph (CSV and SVG) and the report
 I = "{in}/"  # input folder, filled in per test
 
 CASES = {
@@ -167,6 +168,30 @@ CASES = {
     "streamkm_gen_missing_d": ["streamkm", "gen:uniform:n=10", "-k", "2", OUT],
     "streamkm_unknown_option": ["streamkm", I + "good.txt", "-k", "2", "--eps", "1", OUT],
     "streamkm_kept_in_missing_folder": ["streamkm", I + "good.txt", "-k", "2", "--kept", "{out}/no/such/k.txt"],
+    # dpc: d_c, peak selection, incremental options (input files are read by the same readers)
+    "dpc_dc_zero": ["dpc", I + "good.txt", "--dc", "0", "--peaks", "2", DPC_OUT],
+    "dpc_dc_negative": ["dpc", I + "good.txt", "--dc", "-1", "--peaks", "2", DPC_OUT],
+    "dpc_dc_word": ["dpc", I + "good.txt", "--dc", "wide", "--peaks", "2", DPC_OUT],
+    "dpc_dc_percent_zero": ["dpc", I + "good.txt", "--dc-percent", "0", "--peaks", "2", DPC_OUT],
+    "dpc_dc_percent_of_duplicates": ["dpc", I + "same_point.txt", "--dc-percent", "2", "--peaks", "2", DPC_OUT],
+    "dpc_no_peak_option": ["dpc", I + "good.txt", "--dc", "1", DPC_OUT],
+    "dpc_peaks_zero": ["dpc", I + "good.txt", "--dc", "1", "--peaks", "0", DPC_OUT],
+    "dpc_thresholds_select_no_peak": ["dpc", I + "good.txt", "--dc", "1", "--rho-min", "11", DPC_OUT],
+    "dpc_delta_threshold_selects_no_peak": ["dpc", I + "good.txt", "--dc", "1", "--delta-min", "1e9", DPC_OUT],
+    "dpc_index_unknown": ["dpc", I + "good.txt", "--dc", "1", "--peaks", "2", "--index", "kdtree", DPC_OUT],
+    "dpc_base_beyond_n": ["dpc", I + "good.txt", "--dc", "1", "--peaks", "2", "--base", "11", DPC_OUT],
+    "dpc_batch_zero": ["dpc", I + "good.txt", "--dc", "1", "--peaks", "2", "--base", "5", "--batch", "0", DPC_OUT],
+    "dpc_insert_wrong_width": ["dpc", I + "good.txt", "--dc", "1", "--peaks", "2", "--insert", I + "init_width.txt", DPC_OUT],
+    "dpc_insert_missing_file": ["dpc", I + "good.txt", "--dc", "1", "--peaks", "2", "--insert", I + "nope.txt", DPC_OUT],
+    "dpc_insert_nan": ["dpc", I + "good.txt", "--dc", "1", "--peaks", "2", "--insert", I + "nan.txt", DPC_OUT],
+    "dpc_missing_file": ["dpc", I + "nope.txt", "--dc", "1", "--peaks", "2", DPC_OUT],
+    "dpc_nan_value": ["dpc", I + "nan.txt", "--dc", "1", "--peaks", "2", DPC_OUT],
+    "dpc_empty_file": ["dpc", I + "empty.txt", "--dc", "1", "--peaks", "2", DPC_OUT],
+    "dpc_graph_in_missing_folder": ["dpc", I + "good.txt", "--dc", "1", "--peaks", "2", "--decision-graph",
+                                    "{out}/no/such/g.csv"],
+    "dpc_report_unwritable_after_outputs": ["dpc", I + "good.txt", "--dc", "1", "--peaks", "2", "--labels", "{out}/l.txt",
+                                            "--decision-graph", "{out}/g.csv", "--plot", "{out}/p.svg",
+                                            "--report", "{out}/existing_dir"],
     # outputs that cannot be written (a single output, so nothing else is written first)
     "labels_in_missing_folder": ["kmeans", I + "good.txt", "-k", "2", "--labels", "{out}/no/such/l.txt"],
     "report_is_a_folder": ["kmeans", I + "good.txt", "-k", "2", "--report", "{out}/existing_dir"],
@@ -209,6 +234,15 @@ MESSAGE_PARTS = {
     "streamkm_missing_file": "nope.txt",
     "streamkm_nan_value": "line 2",
     "streamkm_duplicates_across_chunks": "weighted union",
+    "dpc_dc_zero": "--dc",
+    "dpc_dc_percent_of_duplicates": "give --dc",
+    "dpc_no_peak_option": "--peaks",
+    "dpc_thresholds_select_no_peak": "select no peak",
+    "dpc_delta_threshold_selects_no_peak": "select no peak",
+    "dpc_base_beyond_n": "--base",
+    "dpc_insert_wrong_width": "columns",
+    "dpc_insert_missing_file": "nope.txt",
+    "dpc_nan_value": "line 2",
 }
 
 # ASan prints this one warning (and nothing else) when malloc is asked for more than it ever
@@ -220,10 +254,14 @@ ASAN_ALLOC_WARNING = re.compile(r"^==\d+==WARNING: AddressSanitizer failed to al
 def expand(argv, in_dir, out_dir):
     outs = ["--labels", f"{out_dir}/labels.txt", "--centroids", f"{out_dir}/centroids.npy",
             "--report", f"{out_dir}/report.json"]
+    dpc_outs = ["--labels", f"{out_dir}/labels.txt", "--decision-graph", f"{out_dir}/graph.csv",
+                "--plot", f"{out_dir}/graph.svg", "--report", f"{out_dir}/report.json"]
     res = []
     for a in argv:
         if a == OUT:
             res += outs
+        elif a == DPC_OUT:
+            res += dpc_outs
         else:
             res.append(a.replace("{in}", str(in_dir)).replace("{out}", str(out_dir)))
     return res
