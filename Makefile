@@ -37,7 +37,7 @@ BASE_CFLAGS := -std=gnu11 $(OPT) -march=$(HOST_ARCH) $(WARNINGS) -Icommon -Ialgo
 SOURCES := $(wildcard common/*.c) $(wildcard algorithms/*.c)
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 
-.PHONY: all build info toolchain test test-deps paper-deps bundle bench bench-kmeans bench-dbscan experiments tables plots paper datasets \
+.PHONY: all build info toolchain test test-deps paper-deps bundle bench bench-kmeans bench-dbscan bench-dpc experiments tables plots paper datasets \
         datasets-verify clean distclean
 all: build
 build: $(foreach v,$(VARIANTS),bin/pragmaclust-$(v))
@@ -100,8 +100,9 @@ build/seq/unit_tests: tests/unit_tests.c $(filter-out build/seq/main.o,$(OBJECTS
 	$(CC) $(CFLAGS_ALL_seq) $^ -o $@ -lm
 
 # The variant comparisons (benchmarks, not tests; see experiments/README.md): k-means per
-# iteration, and DBSCAN on 1M points (20 Gaussian clusters, 5% noise, d = 2 and 3).
-bench: bench-kmeans bench-dbscan
+# iteration, DBSCAN on 1M points (20 Gaussian clusters, 5% noise, d = 2 and 3), density peaks
+# on 1M points (d = 2, mean rho ~50) and a batch of 1000 inserted into them.
+bench: bench-kmeans bench-dbscan bench-dpc
 
 bench-kmeans: toolchain
 	@$(MAKE) --no-print-directory VARIANT=all build
@@ -111,6 +112,11 @@ bench-dbscan: toolchain
 	@variants/install-toolchain.sh --tests "$(TOOLCHAIN_DIR)"
 	@$(MAKE) --no-print-directory VARIANT=all build
 	@$(PYTHON) experiments/bench_dbscan.py --bin bin
+
+bench-dpc: toolchain
+	@variants/install-toolchain.sh --tests "$(TOOLCHAIN_DIR)"
+	@$(MAKE) --no-print-directory VARIANT=all build
+	@$(PYTHON) experiments/bench_dpc.py --bin bin
 
 # The main job: run the papers' comparisons at $(SCALE) (resuming a previous run) and
 # regenerate their tables under $(RESULTS)/$(SCALE)/tables. See experiments/README.md.

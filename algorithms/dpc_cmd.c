@@ -310,6 +310,9 @@ int pc_cmd_dpc(int argc, char **argv) {
     }
     pc_json_end_object(&j);
     json_result(&j, &last);
+    double rho_sum = 0.0;
+    for (size_t i = 0; i < n; i++) rho_sum += rho[i];
+    pc_json_num(&j, "rho_mean", rho_sum / (double)n);
     pc_json_int(&j, "base_distance_computations", base_res.distances);
     pc_json_num(&j, "all_pairs_distance_computations", 2.0 * (double)n0 * (double)n0);
     pc_json_object(&j, "timing");
