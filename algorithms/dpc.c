@@ -129,7 +129,8 @@ typedef struct {
   const int *ids, *lcount, *vp;   /* slot -> id (-1 empty); points per leaf; vantage ids */
   const unsigned long long *lmax2, *rmin2; /* bounds (bits of squared distances) */
   const unsigned long long *maxkey, *skey; /* densest key per node; key per slot */
-  const unsigned char *flag;      /* per node: the subtree holds a new / changed point */
+  const unsigned char *flag;      /* per node: the subtree holds a new point */
+  const unsigned char *changed;   /* per point: rho changed in this batch (or new) */
   const int *rho;
   size_t d, ninternal;
 } vpt_view;
@@ -185,9 +186,10 @@ static inline int vpt_count(const vpt_view *v, const float *q, double dc, double
 }
 
 /* delta search: the nearest point denser than key kp, improving on (*best_d2, *best_j) (smaller
- * d2, or equal d2 and lower id). With restrict_flag, only flagged subtrees are walked. */
+ * d2, or equal d2 and lower id). Subtrees whose maxkey is not above kp are skipped. With
+ * only_changed, only changed points are candidates (maxkey then holds the changed points' keys). */
 static inline void vpt_nearest_denser(const vpt_view *v, const float *q, unsigned long long kp, double *best_d2,
-                                      int *best_j, int restrict_flag, long *ndist) {
+                                      int *best_j, int only_changed, long *ndist) {
   int stack[VPT_STACK];
   double lbs[VPT_STACK];
   int top = 0;
@@ -199,13 +201,13 @@ static inline void vpt_nearest_denser(const vpt_view *v, const float *q, unsigne
   while (top > 0) {
     --top;
     const int g = stack[top];
-    if (v->maxkey[g] <= kp || (restrict_flag && !v->flag[g])) continue;
+    if (v->maxkey[g] <= kp) continue;
     if (!vpt_may_hold(lbs[top], sqrt(bd2))) continue;
     if ((size_t)g >= v->ninternal) {
       const size_t leaf = (size_t)g - v->ninternal, c = (size_t)v->lcount[leaf];
       for (size_t t = 0; t < c; t++) {
         const size_t sl = leaf * VPT_LEAF + t;
-        if (v->skey[sl] <= kp) continue;
+        if (v->skey[sl] <= kp || (only_changed && !v->changed[v->ids[sl]])) continue;
         nd++;
         const double e = dpc_d2(q, v->xs + sl * v->d, v->d);
         const int j = v->ids[sl];
@@ -226,7 +228,8 @@ static inline void vpt_nearest_denser(const vpt_view *v, const float *q, unsigne
     }
     nd++;
     const double e = dpc_d2(q, v->x + (size_t)vid * v->d, v->d);
-    if (dpc_key(v->rho[vid], (size_t)vid) > kp && (e < bd2 || (e == bd2 && vid < bj))) { /* the vantage point itself */
+    if (dpc_key(v->rho[vid], (size_t)vid) > kp && (!only_changed || v->changed[vid]) &&
+        (e < bd2 || (e == bd2 && vid < bj))) { /* the vantage point itself */
       bd2 = e;
       bj = vid;
     }
@@ -250,6 +253,46 @@ static inline void vpt_nearest_denser(const vpt_view *v, const float *q, unsigne
   *ndist += nd;
 }
 
+/* The incremental delta's leaf filter: is some changed point with a key above kmin within
+ * `radius` of c? (maxkey holds the changed points' keys.) */
+static inline int vpt_changed_near(const vpt_view *v, const float *c, double radius, unsigned long long kmin, long *ndist) {
+  int stack[VPT_STACK];
+  int top = 0;
+  long nd = 0;
+  const double r2 = radius * radius * (1.0 + 4 * VPT_SLACK);
+  stack[top++] = 0;
+  while (top > 0) {
+    const int g = stack[--top];
+    if (v->maxkey[g] <= kmin) continue;
+    if ((size_t)g >= v->ninternal) {
+      const size_t leaf = (size_t)g - v->ninternal, cnt = (size_t)v->lcount[leaf];
+      for (size_t t = 0; t < cnt; t++) {
+        const size_t sl = leaf * VPT_LEAF + t;
+        if (v->skey[sl] <= kmin || !v->changed[v->ids[sl]]) continue;
+        nd++;
+        if (dpc_d2(c, v->xs + sl * v->d, v->d) <= r2) {
+          *ndist += nd;
+          return 1;
+        }
+      }
+      continue;
+    }
+    const int vid = v->vp[g];
+    if (vid < 0) {
+      stack[top++] = 2 * g + 2;
+      stack[top++] = 2 * g + 1;
+      continue;
+    }
+    nd++;
+    const double dv = sqrt(dpc_d2(c, v->x + (size_t)vid * v->d, v->d));
+    const double lmax = sqrt(dpc_from_bits(v->lmax2[g])), rmin = sqrt(dpc_from_bits(v->rmin2[g]));
+    if (vpt_may_hold(rmin - dv, radius)) stack[top++] = 2 * g + 2;
+    if (vpt_may_hold(dv - lmax, radius)) stack[top++] = 2 * g + 1;
+  }
+  *ndist += nd;
+  return 0;
+}
+
 DEV_FUNCS_END
 
 struct dpc_state {
@@ -265,9 +308,11 @@ struct dpc_state {
   long *work;
   int *leaf_of, *lnew;
   /* the tree: h levels of vantage points, 2^h leaves */
+  size_t top; /* the absolute peak */
   int has_tree, h, h_limit;
   size_t ninternal, nnodes, nleaves, nslots;
   int *vp, *ids, *lcount;
+  unsigned char *lneed; /* incremental delta: leaves whose points need the case (ii) search */
   unsigned long long *split2, *lmax2, *rmin2, *maxkey, *skey;
   unsigned char *flag;
   float *xs;
@@ -276,7 +321,7 @@ struct dpc_state {
 
 #define VPT_VIEW                                                                                          \
   {                                                                                                       \
-    x, xs, ids, lcount, vp, lmax2, rmin2, maxkey, skey, flag, rho, d, ninternal                           \
+    x, xs, ids, lcount, vp, lmax2, rmin2, maxkey, skey, flag, changed, rho, d, ninternal                  \
   }
 
 static size_t next_pow2(size_t v) {
@@ -316,9 +361,11 @@ static void tree_free(dpc_state *s) {
   unsigned char *flag = s->flag;
   float *xs = s->xs;
   DPC_DEVICE_ONLY const size_t nn = s->nnodes, ns = s->nslots, nl = s->nleaves, nxs = s->nslots * s->d;
+  unsigned char *lneed = s->lneed;
   DEV_EXIT(map(delete : vp[0 : nn], split2[0 : nn], lmax2[0 : nn], rmin2[0 : nn], maxkey[0 : nn], flag[0 : nn],
-               ids[0 : ns], skey[0 : ns], xs[0 : nxs], lcount[0 : nl]))
+               ids[0 : ns], skey[0 : ns], xs[0 : nxs], lcount[0 : nl], lneed[0 : nl]))
   free(vp), free(split2), free(lmax2), free(rmin2), free(maxkey), free(flag), free(ids), free(skey), free(xs), free(lcount);
+  free(lneed);
   s->has_tree = 0;
 }
 
@@ -340,12 +387,15 @@ static int tree_alloc(dpc_state *s, int h) {
   unsigned long long *skey = pc_try_alloc(ns, sizeof *skey, "leaf keys");
   float *xs = pc_try_alloc(nxs, sizeof *xs, "leaf points");
   int *lcount = pc_try_alloc(nl, sizeof *lcount, "leaf counts");
-  if (!vp || !split2 || !lmax2 || !rmin2 || !maxkey || !flag || !ids || !skey || !xs || !lcount) {
+  unsigned char *lneed = pc_try_alloc(nl, sizeof *lneed, "leaf flags");
+  if (!vp || !split2 || !lmax2 || !rmin2 || !maxkey || !flag || !ids || !skey || !xs || !lcount || !lneed) {
     free(vp), free(split2), free(lmax2), free(rmin2), free(maxkey), free(flag), free(ids), free(skey), free(xs), free(lcount);
+    free(lneed);
     return -1;
   }
   DEV_ENTER(map(alloc : vp[0 : nn], split2[0 : nn], lmax2[0 : nn], rmin2[0 : nn], maxkey[0 : nn], flag[0 : nn],
-                ids[0 : ns], skey[0 : ns], xs[0 : nxs], lcount[0 : nl]))
+                ids[0 : ns], skey[0 : ns], xs[0 : nxs], lcount[0 : nl], lneed[0 : nl]))
+  s->lneed = lneed;
   s->vp = vp, s->split2 = split2, s->lmax2 = lmax2, s->rmin2 = rmin2, s->maxkey = maxkey, s->flag = flag;
   s->ids = ids, s->skey = skey, s->xs = xs, s->lcount = lcount;
   s->has_tree = 1;
@@ -505,12 +555,12 @@ static int tree_split_leaves(dpc_state *s, long long *ndist) {
   DPC_DEVICE_ONLY const size_t old_ns = s->nslots, old_nxs = s->nslots * d;
   int *ovp = s->vp, *oids = s->ids, *olcount = s->lcount;
   unsigned long long *osplit2 = s->split2, *olmax2 = s->lmax2, *ormin2 = s->rmin2, *omaxkey = s->maxkey, *oskey = s->skey;
-  unsigned char *oflag = s->flag;
+  unsigned char *oflag = s->flag, *olneed = s->lneed;
   float *oxs = s->xs;
   s->has_tree = 0;
   if (tree_alloc(s, s->h + 1) != 0) {
     s->vp = ovp, s->ids = oids, s->lcount = olcount, s->split2 = osplit2, s->lmax2 = olmax2, s->rmin2 = ormin2;
-    s->maxkey = omaxkey, s->skey = oskey, s->flag = oflag, s->xs = oxs;
+    s->maxkey = omaxkey, s->skey = oskey, s->flag = oflag, s->xs = oxs, s->lneed = olneed;
     s->h--, s->nleaves = old_nleaves, s->ninternal = old_ninternal, s->nnodes = old_nn, s->nslots = old_ns;
     s->has_tree = 1;
     return -1;
@@ -588,16 +638,17 @@ static int tree_split_leaves(dpc_state *s, long long *ndist) {
   }
   *ndist += counted;
   DEV_EXIT(map(delete : ovp[0 : old_nn], osplit2[0 : old_nn], olmax2[0 : old_nn], ormin2[0 : old_nn], omaxkey[0 : old_nn],
-               oflag[0 : old_nn], oids[0 : old_ns], oskey[0 : old_ns], oxs[0 : old_nxs], olcount[0 : old_nleaves]))
+               oflag[0 : old_nn], oids[0 : old_ns], oskey[0 : old_ns], oxs[0 : old_nxs], olcount[0 : old_nleaves],
+               olneed[0 : old_nleaves]))
   free(ovp), free(osplit2), free(olmax2), free(ormin2), free(omaxkey), free(oflag), free(oids), free(oskey), free(oxs);
-  free(olcount);
+  free(olcount), free(olneed);
   return 0;
 }
 
-/* Refreshes the slot keys and the per-node maximum key, bottom-up (one launch per level). With
- * mark >= 0, also the flags: a leaf is flagged when it holds a point with changed[] set (mark 1)
- * or an id >= mark_from (mark 0). */
-static void tree_refresh(dpc_state *s, int mark, long mark_from) {
+/* Refreshes the slot keys and the per-node maximum key, bottom-up (one launch per level); with
+ * only_changed, the maximum is over the changed points only. With mark >= 0, also the flags: a
+ * leaf is flagged when it holds a point with changed[] set (mark 1) or an id >= mark_from (mark 0). */
+static void tree_refresh(dpc_state *s, int mark, long mark_from, int only_changed) {
   const size_t ninternal = s->ninternal, nslots = s->nslots, nleaves = s->nleaves;
   const int *ids = s->ids, *lcount = s->lcount;
   const unsigned long long *key = s->key;
@@ -615,7 +666,7 @@ static void tree_refresh(dpc_state *s, int mark, long mark_from) {
     int f = 0;
     for (int t = 0; t < lcount[leaf]; t++) {
       const size_t sl = leaf * VPT_LEAF + (size_t)t;
-      m = skey[sl] > m ? skey[sl] : m;
+      if (!only_changed || changed[ids[sl]]) m = skey[sl] > m ? skey[sl] : m;
       if (mark == 1) f |= changed[ids[sl]];
       if (mark == 0) f |= ids[sl] >= mark_from;
     }
@@ -661,7 +712,7 @@ static void compute_rho(dpc_state *s) {
   const float *xs = s->xs;
   const int *ids = s->ids, *lcount = s->lcount, *vp = s->vp;
   const unsigned long long *lmax2 = s->lmax2, *rmin2 = s->rmin2, *maxkey = s->maxkey, *skey = s->skey;
-  const unsigned char *flag = s->flag;
+  const unsigned char *flag = s->flag, *changed = s->changed;
   const size_t ninternal = s->ninternal, nslots = s->nslots;
   PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
   for (size_t sl = 0; sl < nslots; sl++) {
@@ -685,6 +736,7 @@ static void set_peak_delta(dpc_state *s) {
   PAR_FOR(reduction(max : top) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
   for (size_t i = 0; i < n; i++) top = key[i] > top ? key[i] : top;
   const size_t t = 0xffffffffu - (unsigned)(top & 0xffffffffu);
+  s->top = t;
   double far = 0.0;
   PAR_FOR(reduction(max : far) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
   for (size_t j = 0; j < n; j++) far = fmax(far, dpc_d2(x + t * d, x + j * d, d));
@@ -738,32 +790,73 @@ static long compute_delta(dpc_state *s, int incremental) {
   const unsigned long long *lmax2 = s->lmax2, *rmin2 = s->rmin2, *maxkey = s->maxkey, *skey = s->skey;
   const unsigned char *flag = s->flag;
   const size_t ninternal = s->ninternal, nslots = s->nslots;
+  /* every point (from scratch), or the points of case (i): new, rho changed, or the old peak */
   PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
   for (size_t sl = 0; sl < nslots; sl++) {
     if ((int)(sl % VPT_LEAF) >= lcount[sl / VPT_LEAF]) continue;
-    const vpt_view v = VPT_VIEW;
     const int i = ids[sl];
+    global[i] = 0;
+    if (incremental && !changed[i] && dep[i] >= 0) continue;
+    const vpt_view v = VPT_VIEW;
     const float *q = xs + sl * d;
     long nd = 0;
     double best = dc2;
     int bj = -1;
-    global[i] = 0;
-    if (incremental && !changed[i] && dep[i] >= 0) {
-      /* case (ii): only a changed point closer than the old delta can take over */
-      best = delta2[i];
-      bj = dep[i];
-      vpt_nearest_denser(&v, q, key[i], &best, &bj, 1, &nd);
-    } else {
-      vpt_nearest_denser(&v, q, key[i], &best, &bj, 0, &nd); /* within d_c: the covered leaves */
-      if (bj < 0) {                                          /* none closer than d_c: the whole tree */
-        best = INFINITY;
-        global[i] = 1;
-        vpt_nearest_denser(&v, q, key[i], &best, &bj, 0, &nd);
-      }
+    vpt_nearest_denser(&v, q, key[i], &best, &bj, 0, &nd); /* within d_c: the covered leaves */
+    if (bj < 0) {                                          /* none closer than d_c: the whole tree */
+      best = INFINITY;
+      global[i] = 1;
+      vpt_nearest_denser(&v, q, key[i], &best, &bj, 0, &nd);
     }
     dep[i] = bj;
     delta2[i] = best;
     work[i] += nd;
+  }
+  if (incremental) {
+    /* case (ii): an unchanged point keeps its dependent unless a changed point closer than its
+     * delta became denser. Per leaf first (the leaf's points processed together): a ball around
+     * its first point holding the leaf, widened by the leaf's largest delta, must reach a changed
+     * point denser than the leaf's least dense point; then per point in those leaves. */
+    tree_refresh(s, -1, 0, 1); /* maxkey: the changed points' keys */
+    unsigned char *lneed = s->lneed;
+    const size_t nleaves = s->nleaves;
+    PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+    for (size_t leaf = 0; leaf < nleaves; leaf++) {
+      const int c = lcount[leaf];
+      const float *centre = xs + leaf * VPT_LEAF * d;
+      double r2 = 0.0, b2 = -1.0;
+      unsigned long long kmin = ~0ULL;
+      for (int t = 0; t < c; t++) {
+        const size_t sl = leaf * VPT_LEAF + (size_t)t;
+        const int i = ids[sl];
+        r2 = fmax(r2, dpc_d2(centre, xs + sl * d, d));
+        if (changed[i] || dep[i] < 0) continue;
+        b2 = fmax(b2, delta2[i]);
+        kmin = key[i] < kmin ? key[i] : kmin;
+      }
+      long nd = c;
+      int need = 0;
+      if (b2 >= 0.0) {
+        const vpt_view v = VPT_VIEW;
+        need = vpt_changed_near(&v, centre, sqrt(r2) + sqrt(b2), kmin, &nd);
+      }
+      lneed[leaf] = (unsigned char)need;
+      if (c > 0) work[ids[leaf * VPT_LEAF]] += nd;
+    }
+    PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+    for (size_t sl = 0; sl < nslots; sl++) {
+      if ((int)(sl % VPT_LEAF) >= lcount[sl / VPT_LEAF] || !lneed[sl / VPT_LEAF]) continue;
+      const int i = ids[sl];
+      if (changed[i] || dep[i] < 0) continue;
+      const vpt_view v = VPT_VIEW;
+      long nd = 0;
+      double best = delta2[i];
+      int bj = dep[i];
+      vpt_nearest_denser(&v, xs + sl * d, key[i], &best, &bj, 1, &nd);
+      dep[i] = bj;
+      delta2[i] = best;
+      work[i] += nd;
+    }
   }
   set_peak_delta(s);
   long globals = 0;
@@ -784,81 +877,134 @@ static int cmp_peak(const void *a, const void *b) {
   return peak_better(*x, *y) ? -1 : peak_better(*y, *x) ? 1 : 0;
 }
 
-/* Min-heap on "better" (the worst of the kept peaks at the root). */
-static void heap_down(peak_t *h, size_t k, size_t i) {
-  for (;;) {
-    size_t w = i, l = 2 * i + 1, r = l + 1;
-    if (l < k && peak_better(h[w], h[l])) w = l;
-    if (r < k && peak_better(h[w], h[r])) w = r;
-    if (w == i) return;
-    peak_t t = h[i];
-    h[i] = h[w];
-    h[w] = t;
-    i = w;
+DEV_FUNCS_BEGIN
+static inline double dpc_gamma(int rho, double delta2) { return (double)rho * sqrt(delta2); }
+DEV_FUNCS_END
+
+/* The points other than `top` whose gamma's bits are >= lo (mode 0), or that pass the thresholds
+ * (mode 1), gathered on the device and copied back: `count` of them (known beforehand). */
+static peak_t *gather_candidates(dpc_state *s, size_t top, int mode, unsigned long long lo, size_t count) {
+  const size_t n = s->n;
+  const int *rho = s->rho;
+  const double *delta2 = s->delta2;
+  const double rho_min = s->p.rho_min, delta_min = s->p.delta_min;
+  const size_t cap = count ? count : 1;
+  int *cid = pc_xalloc(cap, sizeof *cid, "peak candidates");
+  double *cg = pc_xalloc(cap, sizeof *cg, "peak candidates");
+  long *fill = pc_xcalloc(1, sizeof *fill, "peak candidates");
+  DEV_ENTER(map(alloc : cid[0 : cap], cg[0 : cap]) map(to : fill[0 : 1]))
+  PAR_FOR()
+  for (size_t i = 0; i < n; i++) {
+    const double g = dpc_gamma(rho[i], delta2[i]);
+    const int take = mode == 0 ? i != top && dpc_to_bits(g) >= lo : rho[i] >= rho_min && sqrt(delta2[i]) >= delta_min;
+    if (!take) continue;
+    long slot;
+    PAR_ATOMIC_CAPTURE
+    slot = (*fill)++;
+    if ((size_t)slot < cap) {
+      cid[slot] = (int)i;
+      cg[slot] = g;
+    }
   }
+  DEV_UPDATE(from(cid[0 : count], cg[0 : count]))
+  DEV_EXIT(map(delete : cid[0 : cap], cg[0 : cap], fill[0 : 1]))
+  peak_t *pk = pc_xalloc(cap + 1, sizeof *pk, "peaks");
+  for (size_t c = 0; c < count; c++) pk[c] = (peak_t){cg[c], cid[c]};
+  free(cid), free(cg), free(fill);
+  qsort(pk, count, sizeof *pk, cmp_peak); /* the device's order of arrival is not deterministic */
+  return pk;
 }
 
-/* Peak selection on the host (rho and delta2 come back), then labels by pointer jumping on the
- * device. Returns the number of clusters, or -1 with a message when no peak is selected. */
-static long assign_labels(dpc_state *s, double *transfer_s) {
+/* Points other than `top` whose gamma's bits are >= lo. */
+static size_t count_at_least(dpc_state *s, size_t top, unsigned long long lo) {
   const size_t n = s->n;
-  int *rho = s->rho, *dep = s->dep, *label = s->label, *rank = s->rank;
-  double *delta2 = s->delta2;
-  const double t0 = pc_now();
-  DEV_UPDATE(from(rho[0 : n], delta2[0 : n], dep[0 : n]))
-  *transfer_s += pc_now() - t0;
-  size_t top = 0;
-  for (size_t i = 0; i < n; i++)
-    if (dep[i] < 0) top = i;
-  size_t k = 0;
+  const int *rho = s->rho;
+  const double *delta2 = s->delta2;
+  long c = 0;
+  PAR_FOR(reduction(+ : c) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  for (size_t i = 0; i < n; i++) c += i != top && dpc_to_bits(dpc_gamma(rho[i], delta2[i])) >= lo;
+  return (size_t)c;
+}
+
+/* Peak selection on the device: the top K by gamma through a search for the gamma threshold (bits of
+ * non-negative doubles order as the doubles; each step one counting pass), then only the
+ * candidates come back to be sorted; thresholds: the selected points come back. Returns the peak
+ * ids in rank order (the absolute peak first) and their number in *k, or NULL with a message. */
+static int *select_peaks(dpc_state *s, size_t *k) {
+  const size_t n = s->n, top = s->top;
+  const int *rho = s->rho;
+  const double *delta2 = s->delta2;
   peak_t *pk;
+  size_t count = 0;
   if (s->p.peaks > 0) {
-    const size_t want = (size_t)s->p.peaks < n ? (size_t)s->p.peaks : n;
-    pk = pc_xalloc(want, sizeof *pk, "peaks");
-    pk[0] = (peak_t){(double)rho[top] * sqrt(delta2[top]), (int)top};
-    peak_t *heap = pk + 1;
-    const size_t cap = want - 1;
-    size_t kept = 0;
-    for (size_t i = 0; i < n && cap > 0; i++) {
-      if (i == top) continue;
-      const peak_t c = {(double)rho[i] * sqrt(delta2[i]), (int)i};
-      if (kept < cap) {
-        heap[kept++] = c;
-        for (size_t u = kept - 1; u > 0 && peak_better(heap[(u - 1) / 2], heap[u]); u = (u - 1) / 2) {
-          peak_t t = heap[u];
-          heap[u] = heap[(u - 1) / 2];
-          heap[(u - 1) / 2] = t;
-        }
-      } else if (peak_better(c, heap[0])) {
-        heap[0] = c;
-        heap_down(heap, kept, 0);
+    const size_t others = ((size_t)s->p.peaks < n ? (size_t)s->p.peaks : n) - 1;
+    if (others > 0) {
+      /* the largest lo with count(>= lo) >= others; stop early once at most `enough` qualify */
+      const size_t enough = others + (others > 4096 ? others : 4096);
+      unsigned long long lo = 0, hi = 0;
+      PAR_FOR(reduction(max : hi) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+      for (size_t i = 0; i < n; i++) {
+        const unsigned long long b = i != top ? dpc_to_bits(dpc_gamma(rho[i], delta2[i])) : 0;
+        hi = b > hi ? b : hi;
       }
+      hi++;
+      count = n - 1;
+      while (hi - lo > 1 && count > enough) {
+        const unsigned long long mid = lo + (hi - lo) / 2;
+        const size_t c = count_at_least(s, top, mid);
+        if (c >= others) lo = mid, count = c;
+        else hi = mid;
+      }
+      pk = gather_candidates(s, top, 0, lo, count);
+      count = others;
+    } else {
+      pk = pc_xalloc(1, sizeof *pk, "peaks");
     }
-    qsort(heap, kept, sizeof *heap, cmp_peak);
-    k = kept + 1;
+    memmove(pk + 1, pk, count * sizeof *pk);
+    pk[0] = (peak_t){0.0, (int)top};
+    count++;
   } else {
-    size_t count = 0;
-    for (size_t i = 0; i < n; i++) count += rho[i] >= s->p.rho_min && sqrt(delta2[i]) >= s->p.delta_min;
-    if (count == 0) {
-      double rmax = 0, dmax = 0;
-      for (size_t i = 0; i < n; i++) rmax = fmax(rmax, rho[i]), dmax = fmax(dmax, sqrt(delta2[i]));
-      return pc_fail("dpc: --rho-min %g and --delta-min %g select no peak (largest rho %g, largest delta %g)",
-                     s->p.rho_min, s->p.delta_min, rmax, dmax);
+    const double rho_min = s->p.rho_min, delta_min = s->p.delta_min;
+    long c = 0;
+    PAR_FOR(reduction(+ : c) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+    for (size_t i = 0; i < n; i++) c += rho[i] >= rho_min && sqrt(delta2[i]) >= delta_min;
+    if (c == 0) {
+      int rmax = 0;
+      double dmax = 0.0;
+      PAR_FOR(reduction(max : rmax, dmax) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+      for (size_t i = 0; i < n; i++) {
+        rmax = rho[i] > rmax ? rho[i] : rmax;
+        dmax = fmax(dmax, sqrt(delta2[i]));
+      }
+      pc_fail("dpc: --rho-min %g and --delta-min %g select no peak (largest rho %d, largest delta %g)", rho_min,
+              delta_min, rmax, dmax);
+      return NULL;
     }
-    pk = pc_xalloc(count, sizeof *pk, "peaks");
-    for (size_t i = 0; i < n; i++)
-      if (rho[i] >= s->p.rho_min && sqrt(delta2[i]) >= s->p.delta_min) pk[k++] = (peak_t){(double)rho[i] * sqrt(delta2[i]), (int)i};
-    qsort(pk, k, sizeof *pk, cmp_peak);
-    for (size_t c = 1; c < k; c++) /* the absolute peak first (it is selected, see dpc.h) */
-      if ((size_t)pk[c].id == top) {
-        peak_t t = pk[c];
-        memmove(pk + 1, pk, c * sizeof *pk);
+    count = (size_t)c;
+    pk = gather_candidates(s, top, 1, 0, count);
+    for (size_t i = 1; i < count; i++) /* the absolute peak first (it is selected, see dpc.h) */
+      if ((size_t)pk[i].id == top) {
+        const peak_t t = pk[i];
+        memmove(pk + 1, pk, i * sizeof *pk);
         pk[0] = t;
       }
   }
-  int *peak_ids = pc_xalloc(k, sizeof *peak_ids, "peaks");
-  for (size_t c = 0; c < k; c++) peak_ids[c] = pk[c].id;
+  int *ids = pc_xalloc(count, sizeof *ids, "peaks");
+  for (size_t c = 0; c < count; c++) ids[c] = pk[c].id;
   free(pk);
+  *k = count;
+  return ids;
+}
+
+/* Peaks (select_peaks), then labels by pointer jumping on the device. Returns the number of
+ * clusters, or -1 with a message when no peak is selected. */
+static long assign_labels(dpc_state *s, double *transfer_s) {
+  const size_t n = s->n;
+  int *dep = s->dep, *label = s->label, *rank = s->rank;
+  (void)transfer_s;
+  size_t k = 0;
+  int *peak_ids = select_peaks(s, &k);
+  if (!peak_ids) return -1;
   int *a = s->ptr_a, *b = s->ptr_b;
   DEV_ENTER(map(to : peak_ids[0 : k]))
   PAR_FOR()
@@ -963,7 +1109,7 @@ dpc_state *dpc_open(const float *x, size_t n, size_t capacity, size_t d, const d
   res->phase_s[DPC_PHASE_TREE] += t0 - t1;
   compute_rho(s);
   set_keys(s, n);
-  if (s->has_tree) tree_refresh(s, -1, 0);
+  if (s->has_tree) tree_refresh(s, -1, 0, 0);
   t1 = pc_now();
   res->phase_s[DPC_PHASE_RHO] += t1 - t0;
   res->global_searches = compute_delta(s, 0);
@@ -1097,7 +1243,7 @@ int dpc_insert(dpc_state *s, size_t count, dpc_result *res) {
       free(lnew);
       s->lnew = NULL;
     }
-    tree_refresh(s, 0, (long)n0); /* flags: subtrees holding new points */
+    tree_refresh(s, 0, (long)n0, 0); /* flags: subtrees holding new points */
     t0 = pc_now();
     res->phase_s[DPC_PHASE_TREE] += t0 - t1;
 
@@ -1135,7 +1281,7 @@ int dpc_insert(dpc_state *s, size_t count, dpc_result *res) {
     PAR_FOR()
     for (size_t q = n0; q < n1; q++) changed[q] = 1;
     set_keys(s, n1);
-    tree_refresh(s, 1, 0); /* flags: subtrees holding changed points */
+    tree_refresh(s, -1, 0, 0);
     t1 = pc_now();
     res->phase_s[DPC_PHASE_RHO] += t1 - t0;
     res->global_searches = compute_delta(s, 1);

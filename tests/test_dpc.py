@@ -264,3 +264,22 @@ def test_duplicates_give_zero_dc_percent(seq, work):
     path = write_points(work / "same.txt", np.ones((30, 2)))
     rc, _, err = seq.run("dpc", path, "--dc-percent", "2", "--peaks", "2", "--labels", work / "l.txt")
     assert rc == 2 and "give --dc" in err and not (work / "l.txt").exists()
+
+
+@pytest.mark.parametrize("data,dc,peaks", [
+    ("gen:blobs:n=20000,d=2,centers=30,std=0.5,box=10,noise=0.2,seed=3", 0.3, 6000),  # the threshold search
+    ("gen:blobs:n=20000,d=2,centers=30,std=0.5,box=10,noise=0.2,seed=3", 0.3, 37),
+    ("gen:uniform:n=20000,d=2,seed=4", 0.01, 4500)])
+def test_peak_selection_at_scale(variant, work, data, dc, peaks):
+    """The peaks are the top K by gamma (ties to the lower index, the absolute peak first), each
+    labelled with its rank: checked from the decision graph (gamma recomputed in float64 from
+    its exact rho and delta)."""
+    (rho, delta, dep, lab), rep = run_dpc(variant, work, data, "--dc", dc, "--peaks", peaks)
+    gamma = rho * delta
+    top = int(np.flatnonzero(dep < 0)[0])
+    rest = np.array([i for i in np.lexsort((np.arange(len(rho)), -gamma)) if i != top])
+    chosen = np.concatenate([[top], rest[:peaks - 1]])
+    assert rep["clusters"] == peaks
+    assert np.array_equal(lab[chosen], np.arange(peaks))
+    others = np.setdiff1d(np.arange(len(rho)), chosen)
+    assert np.array_equal(lab[others], lab[dep[others]])  # everyone else follows its dependent point
