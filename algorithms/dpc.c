@@ -67,6 +67,8 @@ const char *const dpc_phase_names[DPC_NPHASES] = {"transfers", "tree_build", "rh
 /* Relative slack of the pruning tests (see the header comment). */
 #define VPT_SLACK 1e-9
 #define VPT_STACK (VPT_MAX_HEIGHT + 4)
+/* Points sampled for the first guess of the peak selection's gamma threshold. */
+#define DPC_PEAK_SAMPLE 8192
 /* Locals that only the device-data directives name (unused where those are empty). */
 #define DPC_DEVICE_ONLY __attribute__((unused))
 
@@ -915,6 +917,11 @@ static peak_t *gather_candidates(dpc_state *s, size_t top, int mode, unsigned lo
   return pk;
 }
 
+static int cmp_u64_desc(const void *a, const void *b) {
+  const unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+  return (x < y) - (x > y);
+}
+
 /* Points other than `top` whose gamma's bits are >= lo. */
 static size_t count_at_least(dpc_state *s, size_t top, unsigned long long lo) {
   const size_t n = s->n;
@@ -949,6 +956,27 @@ static int *select_peaks(dpc_state *s, size_t *k) {
       }
       hi++;
       count = n - 1;
+      /* a first guess from a sample of DPC_PEAK_SAMPLE points (every n/S-th): the gamma that about
+       * others + (enough - others) / 2 points reach; usually one counting pass settles it */
+      const size_t ns = n - 1 > DPC_PEAK_SAMPLE ? DPC_PEAK_SAMPLE : n - 1, stride = (n - 1) / ns;
+      unsigned long long *sample = pc_xalloc(ns, sizeof *sample, "peak sample");
+      DEV_ENTER(map(alloc : sample[0 : ns]))
+      PAR_FOR()
+      for (size_t q = 0; q < ns; q++) {
+        const size_t i = q * stride < top ? q * stride : q * stride + 1; /* skips top */
+        sample[q] = dpc_to_bits(dpc_gamma(rho[i], delta2[i]));
+      }
+      DEV_UPDATE(from(sample[0 : ns]))
+      DEV_EXIT(map(delete : sample[0 : ns]))
+      qsort(sample, ns, sizeof *sample, cmp_u64_desc);
+      const size_t want = others + (enough - others) / 2, r = (size_t)((double)ns * (double)want / (double)(n - 1));
+      if (r < ns) {
+        const unsigned long long guess = sample[r];
+        const size_t c = count_at_least(s, top, guess);
+        if (c >= others) lo = guess, count = c;
+        else hi = guess;
+      }
+      free(sample);
       while (hi - lo > 1 && count > enough) {
         const unsigned long long mid = lo + (hi - lo) / 2;
         const size_t c = count_at_least(s, top, mid);
