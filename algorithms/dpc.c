@@ -133,6 +133,7 @@ typedef struct {
   const unsigned long long *maxkey, *skey; /* densest key per node; key per slot */
   const unsigned char *flag;      /* per node: the subtree holds a new point */
   const unsigned char *changed;   /* per point: rho changed in this batch (or new) */
+  const unsigned char *alive;     /* per point: 0 once deleted */
   const int *rho;
   size_t d, ninternal;
 } vpt_view;
@@ -141,30 +142,31 @@ typedef struct {
 static inline int vpt_may_hold(double lb, double bound) { return !(lb > bound + VPT_SLACK * (lb + bound)); }
 
 /* rho search: the number of points j with d2(q, j) < dc2 (q itself included when it is in the
- * tree). only_from >= 0 counts only ids >= only_from and walks only flagged subtrees (the separate
- * update). With inc_rho != NULL (the incidental update), every found id below inc_limit gets +1
- * atomically and its changed flag set. *ndist receives the distance computations. */
-static inline int vpt_count(const vpt_view *v, const float *q, double dc, double dc2, long only_from, int *inc_rho,
-                            unsigned char *changed, long inc_limit, long *ndist) {
+ * tree). only_from >= 0 counts only ids >= only_from, only_dead only deleted points still in the
+ * leaves; both walk only flagged subtrees (the separate update). With inc_rho != NULL (the
+ * incidental update), every found id below inc_limit gets inc atomically and its changed flag set.
+ * *ndist receives the distance computations. */
+static inline int vpt_count(const vpt_view *v, const float *q, double dc, double dc2, long only_from, int only_dead,
+                            int *inc_rho, int inc, unsigned char *changed, long inc_limit, long *ndist) {
   int stack[VPT_STACK];
   int top = 0, count = 0;
   long nd = 0;
   stack[top++] = 0;
   while (top > 0) {
     const int g = stack[--top];
-    if (only_from >= 0 && !v->flag[g]) continue;
+    if ((only_from >= 0 || only_dead) && !v->flag[g]) continue;
     if ((size_t)g >= v->ninternal) {
       const size_t leaf = (size_t)g - v->ninternal, c = (size_t)v->lcount[leaf];
       for (size_t t = 0; t < c; t++) {
         const size_t sl = leaf * VPT_LEAF + t;
         const int j = v->ids[sl];
-        if (only_from >= 0 && j < only_from) continue;
+        if ((only_from >= 0 && j < only_from) || (only_dead && v->alive[j])) continue;
         nd++;
         if (dpc_d2(q, v->xs + sl * v->d, v->d) < dc2) {
           count++;
           if (inc_rho && j < inc_limit) {
             PAR_ATOMIC
-            inc_rho[j] += 1;
+            inc_rho[j] += inc;
             changed[j] = 1; /* every writer stores the same value */
           }
         }
@@ -306,11 +308,13 @@ struct dpc_state {
   int *rho, *dep, *label, *ptr_a, *ptr_b, *rank;
   double *delta2;
   unsigned long long *key;
-  unsigned char *changed, *global;
+  unsigned char *changed, *global, *alive; /* alive: 0 once deleted (ids are never reused) */
   long *work;
   int *leaf_of, *lnew;
   /* the tree: h levels of vantage points, 2^h leaves */
-  size_t top; /* the absolute peak */
+  size_t top;  /* the absolute peak */
+  size_t dead;               /* deleted points */
+  unsigned char *dead_host;  /* host copy of the deletions */
   int has_tree, h, h_limit;
   size_t ninternal, nnodes, nleaves, nslots;
   int *vp, *ids, *lcount;
@@ -323,7 +327,7 @@ struct dpc_state {
 
 #define VPT_VIEW                                                                                          \
   {                                                                                                       \
-    x, xs, ids, lcount, vp, lmax2, rmin2, maxkey, skey, flag, changed, rho, d, ninternal                  \
+    x, xs, ids, lcount, vp, lmax2, rmin2, maxkey, skey, flag, changed, alive, rho, d, ninternal           \
   }
 
 static size_t next_pow2(size_t v) {
@@ -649,12 +653,14 @@ static int tree_split_leaves(dpc_state *s, long long *ndist) {
 
 /* Refreshes the slot keys and the per-node maximum key, bottom-up (one launch per level); with
  * only_changed, the maximum is over the changed points only. With mark >= 0, also the flags: a
- * leaf is flagged when it holds a point with changed[] set (mark 1) or an id >= mark_from (mark 0). */
+ * leaf is flagged when it holds a point with changed[] set (mark 1), an id >= mark_from (mark 0)
+ * or a deleted point (mark 2). */
 static void tree_refresh(dpc_state *s, int mark, long mark_from, int only_changed) {
   const size_t ninternal = s->ninternal, nslots = s->nslots, nleaves = s->nleaves;
   const int *ids = s->ids, *lcount = s->lcount;
   const unsigned long long *key = s->key;
   const unsigned char *changed = s->changed;
+  const unsigned char *alive = s->alive;
   unsigned long long *skey = s->skey, *maxkey = s->maxkey;
   unsigned char *flag = s->flag;
   PAR_FOR()
@@ -671,6 +677,7 @@ static void tree_refresh(dpc_state *s, int mark, long mark_from, int only_change
       if (!only_changed || changed[ids[sl]]) m = skey[sl] > m ? skey[sl] : m;
       if (mark == 1) f |= changed[ids[sl]];
       if (mark == 0) f |= ids[sl] >= mark_from;
+      if (mark == 2) f |= !alive[ids[sl]];
     }
     maxkey[ninternal + leaf] = m;
     if (mark >= 0) flag[ninternal + leaf] = (unsigned char)f;
@@ -689,9 +696,10 @@ static void tree_refresh(dpc_state *s, int mark, long mark_from, int only_change
 /* Keys of rows [0, n). */
 static void set_keys(dpc_state *s, size_t n) {
   const int *rho = s->rho;
+  const unsigned char *alive = s->alive;
   unsigned long long *key = s->key;
   PAR_FOR()
-  for (size_t i = 0; i < n; i++) key[i] = dpc_key(rho[i], i);
+  for (size_t i = 0; i < n; i++) key[i] = alive[i] ? dpc_key(rho[i], i) : 0; /* 0: never denser */
 }
 
 /* rho of every point from scratch. */
@@ -700,13 +708,14 @@ static void compute_rho(dpc_state *s) {
   const double dc = s->dc, dc2 = s->dc2;
   const float *x = s->x;
   int *rho = s->rho;
+  const unsigned char *alive = s->alive;
   long *work = s->work;
   if (s->p.index == DPC_INDEX_NONE) {
     PAR_FOR(HOST_ONLY(schedule(dynamic, 64)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
     for (size_t i = 0; i < n; i++) {
       int c = 0;
-      for (size_t j = 0; j < n; j++) c += dpc_d2(x + i * d, x + j * d, d) < dc2;
-      rho[i] = c;
+      for (size_t j = 0; j < n; j++) c += alive[j] && dpc_d2(x + i * d, x + j * d, d) < dc2;
+      rho[i] = alive[i] ? c : 0;
       work[i] += (long)n;
     }
     return;
@@ -722,7 +731,7 @@ static void compute_rho(dpc_state *s) {
     const vpt_view v = VPT_VIEW;
     long nd = 0;
     const int i = ids[sl];
-    rho[i] = vpt_count(&v, xs + sl * d, dc, dc2, -1, NULL, NULL, 0, &nd);
+    rho[i] = vpt_count(&v, xs + sl * d, dc, dc2, -1, 0, NULL, 0, NULL, 0, &nd);
     work[i] += nd;
   }
 }
@@ -731,6 +740,7 @@ static void compute_rho(dpc_state *s) {
 static void set_peak_delta(dpc_state *s) {
   const size_t n = s->n, d = s->d;
   const float *x = s->x;
+  const unsigned char *alive = s->alive;
   const unsigned long long *key = s->key;
   int *dep = s->dep;
   double *delta2 = s->delta2;
@@ -741,7 +751,8 @@ static void set_peak_delta(dpc_state *s) {
   s->top = t;
   double far = 0.0;
   PAR_FOR(reduction(max : far) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
-  for (size_t j = 0; j < n; j++) far = fmax(far, dpc_d2(x + t * d, x + j * d, d));
+  for (size_t j = 0; j < n; j++)
+    if (alive[j]) far = fmax(far, dpc_d2(x + t * d, x + j * d, d));
   long *work = s->work;
   PAR_FOR()
   for (size_t k = 0; k < 1; k++) {
@@ -751,7 +762,8 @@ static void set_peak_delta(dpc_state *s) {
   }
 }
 
-/* delta and dep of every point (all = 1), or, incrementally, of the points the two cases name. */
+/* delta and dep of every point (incremental 0), or of the points the paper's two cases name after
+ * an insertion (1) or a deletion (2). */
 static long compute_delta(dpc_state *s, int incremental) {
   const size_t n = s->n, d = s->d;
   const double dc2 = s->dc2;
@@ -761,11 +773,18 @@ static long compute_delta(dpc_state *s, int incremental) {
   int *dep = s->dep;
   double *delta2 = s->delta2;
   unsigned char *global = s->global;
+  const unsigned char *alive = s->alive;
   const unsigned char *changed = s->changed;
   long *work = s->work;
   if (s->p.index == DPC_INDEX_NONE) {
     PAR_FOR(HOST_ONLY(schedule(dynamic, 64)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
     for (size_t i = 0; i < n; i++) {
+      if (!alive[i]) {
+        dep[i] = -1;
+        delta2[i] = 0.0;
+        global[i] = 0;
+        continue;
+      }
       const unsigned long long ki = key[i];
       double best = INFINITY;
       int bj = -1;
@@ -798,7 +817,10 @@ static long compute_delta(dpc_state *s, int incremental) {
     if ((int)(sl % VPT_LEAF) >= lcount[sl / VPT_LEAF]) continue;
     const int i = ids[sl];
     global[i] = 0;
-    if (incremental && !changed[i] && dep[i] >= 0) continue;
+    /* after an insertion, case (ii) below handles the unchanged points; after a deletion an
+     * unchanged point keeps its dependent while that one lives and is still denser */
+    if (incremental && !changed[i] && dep[i] >= 0 && (incremental == 1 || (alive[dep[i]] && key[dep[i]] > key[i])))
+      continue;
     const vpt_view v = VPT_VIEW;
     const float *q = xs + sl * d;
     long nd = 0;
@@ -814,7 +836,7 @@ static long compute_delta(dpc_state *s, int incremental) {
     delta2[i] = best;
     work[i] += nd;
   }
-  if (incremental) {
+  if (incremental == 1) {
     /* case (ii): an unchanged point keeps its dependent unless a changed point closer than its
      * delta became denser. Per leaf first (the leaf's points processed together): a ball around
      * its first point holding the leaf, widened by the leaf's largest delta, must reach a changed
@@ -888,6 +910,7 @@ DEV_FUNCS_END
 static peak_t *gather_candidates(dpc_state *s, size_t top, int mode, unsigned long long lo, size_t count) {
   const size_t n = s->n;
   const int *rho = s->rho;
+  const unsigned char *alive = s->alive;
   const double *delta2 = s->delta2;
   const double rho_min = s->p.rho_min, delta_min = s->p.delta_min;
   const size_t cap = count ? count : 1;
@@ -898,7 +921,7 @@ static peak_t *gather_candidates(dpc_state *s, size_t top, int mode, unsigned lo
   PAR_FOR()
   for (size_t i = 0; i < n; i++) {
     const double g = dpc_gamma(rho[i], delta2[i]);
-    const int take = mode == 0 ? i != top && dpc_to_bits(g) >= lo : rho[i] >= rho_min && sqrt(delta2[i]) >= delta_min;
+    const int take = alive[i] && (mode == 0 ? i != top && dpc_to_bits(g) >= lo : rho[i] >= rho_min && sqrt(delta2[i]) >= delta_min);
     if (!take) continue;
     long slot;
     PAR_ATOMIC_CAPTURE
@@ -926,10 +949,11 @@ static int cmp_u64_desc(const void *a, const void *b) {
 static size_t count_at_least(dpc_state *s, size_t top, unsigned long long lo) {
   const size_t n = s->n;
   const int *rho = s->rho;
+  const unsigned char *alive = s->alive;
   const double *delta2 = s->delta2;
   long c = 0;
   PAR_FOR(reduction(+ : c) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
-  for (size_t i = 0; i < n; i++) c += i != top && dpc_to_bits(dpc_gamma(rho[i], delta2[i])) >= lo;
+  for (size_t i = 0; i < n; i++) c += alive[i] && i != top && dpc_to_bits(dpc_gamma(rho[i], delta2[i])) >= lo;
   return (size_t)c;
 }
 
@@ -940,11 +964,13 @@ static size_t count_at_least(dpc_state *s, size_t top, unsigned long long lo) {
 static int *select_peaks(dpc_state *s, size_t *k) {
   const size_t n = s->n, top = s->top;
   const int *rho = s->rho;
+  const unsigned char *alive = s->alive;
   const double *delta2 = s->delta2;
   peak_t *pk;
   size_t count = 0;
   if (s->p.peaks > 0) {
-    const size_t others = ((size_t)s->p.peaks < n ? (size_t)s->p.peaks : n) - 1;
+    const size_t live = s->n - s->dead;
+    const size_t others = ((size_t)s->p.peaks < live ? (size_t)s->p.peaks : live) - 1;
     if (others > 0) {
       /* the largest lo with count(>= lo) >= others; stop early once at most `enough` qualify */
       const size_t enough = others + (others > 4096 ? others : 4096);
@@ -955,7 +981,7 @@ static int *select_peaks(dpc_state *s, size_t *k) {
         hi = b > hi ? b : hi;
       }
       hi++;
-      count = n - 1;
+      count = live - 1;
       /* a first guess from a sample of DPC_PEAK_SAMPLE points (every n/S-th): the gamma that about
        * others + (enough - others) / 2 points reach; usually one counting pass settles it */
       const size_t ns = n - 1 > DPC_PEAK_SAMPLE ? DPC_PEAK_SAMPLE : n - 1, stride = (n - 1) / ns;
@@ -970,7 +996,7 @@ static int *select_peaks(dpc_state *s, size_t *k) {
       DEV_EXIT(map(delete : sample[0 : ns]))
       qsort(sample, ns, sizeof *sample, cmp_u64_desc);
       const size_t want = others + (enough - others) / 2, r = (size_t)((double)ns * (double)want / (double)(n - 1));
-      if (r < ns) {
+      if (r < ns && live == n) { /* (sampled ids may be deleted ones: no guess then) */
         const unsigned long long guess = sample[r];
         const size_t c = count_at_least(s, top, guess);
         if (c >= others) lo = guess, count = c;
@@ -995,7 +1021,7 @@ static int *select_peaks(dpc_state *s, size_t *k) {
     const double rho_min = s->p.rho_min, delta_min = s->p.delta_min;
     long c = 0;
     PAR_FOR(reduction(+ : c) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
-    for (size_t i = 0; i < n; i++) c += rho[i] >= rho_min && sqrt(delta2[i]) >= delta_min;
+    for (size_t i = 0; i < n; i++) c += alive[i] && rho[i] >= rho_min && sqrt(delta2[i]) >= delta_min;
     if (c == 0) {
       int rmax = 0;
       double dmax = 0.0;
@@ -1068,7 +1094,7 @@ static long assign_labels(dpc_state *s, double *transfer_s) {
 static void state_free(dpc_state *s) {
   tree_free(s);
   free(s->rho), free(s->dep), free(s->label), free(s->ptr_a), free(s->ptr_b), free(s->rank), free(s->delta2);
-  free(s->key), free(s->changed), free(s->global), free(s->work), free(s->leaf_of), free(s->lnew);
+  free(s->key), free(s->changed), free(s->global), free(s->alive), free(s->dead_host), free(s->work), free(s->leaf_of), free(s->lnew);
   free(s);
 }
 
@@ -1099,11 +1125,13 @@ dpc_state *dpc_open(const float *x, size_t n, size_t capacity, size_t d, const d
   s->key = pc_try_alloc(cap, sizeof *s->key, "density keys");
   s->changed = pc_try_alloc(cap, sizeof *s->changed, "changed flags");
   s->global = pc_try_alloc(cap, sizeof *s->global, "search flags");
+  s->alive = pc_try_alloc(cap, sizeof *s->alive, "deletion flags");
+  s->dead_host = calloc(cap, 1);
   s->work = pc_try_alloc(cap, sizeof *s->work, "distance counts");
   s->leaf_of = pc_try_alloc(cap, sizeof *s->leaf_of, "leaf of each point");
   s->lnew = NULL;
   if (!s->rho || !s->dep || !s->label || !s->ptr_a || !s->ptr_b || !s->rank || !s->delta2 || !s->key || !s->changed ||
-      !s->global || !s->work || !s->leaf_of) {
+      !s->global || !s->alive || !s->dead_host || !s->work || !s->leaf_of) {
     state_free(s);
     return NULL;
   }
@@ -1111,14 +1139,14 @@ dpc_state *dpc_open(const float *x, size_t n, size_t capacity, size_t d, const d
   DPC_DEVICE_ONLY int *leaf_of = s->leaf_of;
   DPC_DEVICE_ONLY double *delta2 = s->delta2;
   unsigned long long *key = s->key;
-  DPC_DEVICE_ONLY unsigned char *changed = s->changed, *global = s->global;
+  DPC_DEVICE_ONLY unsigned char *changed = s->changed, *global = s->global, *alive = s->alive;
   long *work = s->work;
   DPC_DEVICE_ONLY const size_t nx = s->nx, n_in = n * d;
 
   const double t_start = pc_now();
   double t0 = t_start;
   DEV_ENTER(map(alloc : x[0 : nx], rho[0 : cap], dep[0 : cap], label[0 : cap], ptr_a[0 : cap], ptr_b[0 : cap],
-                rank[0 : cap], delta2[0 : cap], key[0 : cap], changed[0 : cap], global[0 : cap], work[0 : cap],
+                rank[0 : cap], delta2[0 : cap], key[0 : cap], changed[0 : cap], global[0 : cap], alive[0 : cap], work[0 : cap],
                 leaf_of[0 : cap]))
   DEV_UPDATE(to(x[0 : n_in]))
   PAR_FOR()
@@ -1126,6 +1154,7 @@ dpc_state *dpc_open(const float *x, size_t n, size_t capacity, size_t d, const d
     work[i] = 0;
     changed[i] = 0;
     key[i] = 0;
+    alive[i] = 1;
   }
   double t1 = pc_now();
   res->phase_s[DPC_PHASE_TRANSFERS] += t1 - t0;
@@ -1283,11 +1312,12 @@ int dpc_insert(dpc_state *s, size_t count, dpc_result *res) {
     const size_t ninternal = s->ninternal, nslots = s->nslots;
     const double dc = s->dc, dc2 = s->dc2;
     const int incidental = s->p.rho_update == DPC_RHO_INCIDENTAL;
+    const unsigned char *alive = s->alive;
     PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
     for (size_t q = n0; q < n1; q++) {
       const vpt_view v = VPT_VIEW;
       long nd = 0;
-      rho[q] = vpt_count(&v, x + q * d, dc, dc2, -1, incidental ? rho : NULL, changed, (long)n0, &nd);
+      rho[q] = vpt_count(&v, x + q * d, dc, dc2, -1, 0, incidental ? rho : NULL, 1, changed, (long)n0, &nd);
       work[q] += nd;
     }
     if (!incidental) {
@@ -1298,7 +1328,7 @@ int dpc_insert(dpc_state *s, size_t count, dpc_result *res) {
         if ((size_t)i >= n0) continue;
         const vpt_view v = VPT_VIEW;
         long nd = 0;
-        const int c = vpt_count(&v, xs + sl * d, dc, dc2, (long)n0, NULL, NULL, 0, &nd);
+        const int c = vpt_count(&v, xs + sl * d, dc, dc2, (long)n0, 0, NULL, 0, NULL, 0, &nd);
         if (c) {
           rho[i] += c;
           changed[i] = 1;
@@ -1330,6 +1360,127 @@ int dpc_insert(dpc_state *s, size_t count, dpc_result *res) {
   return res->clusters < 0 ? -1 : 0;
 }
 
+int dpc_delete(dpc_state *s, const int *del, size_t count, dpc_result *res) {
+  memset(res, 0, sizeof *res);
+  if (count == 0) return 0;
+  const size_t n = s->n, d = s->d;
+  if (s->dead + count >= n) return pc_fail("dpc: deleting %zu of the %zu points left would leave none", count, n - s->dead);
+  for (size_t k = 0; k < count; k++) {
+    if (del[k] < 0 || (size_t)del[k] >= n) return pc_fail("dpc: cannot delete point %d: there are %zu", del[k], n);
+    if (s->dead_host[del[k]]) return pc_fail("dpc: point %d is deleted twice", del[k]);
+    s->dead_host[del[k]] = 1;
+  }
+  s->dead += count;
+  int *rho = s->rho, *dep = s->dep;
+  double *delta2 = s->delta2;
+  unsigned char *changed = s->changed, *alive = s->alive;
+  long *work = s->work;
+  const float *x = s->x;
+  const double t_start = pc_now();
+  DEV_ENTER(map(to : del[0 : count]))
+  double t0 = pc_now();
+  res->phase_s[DPC_PHASE_TRANSFERS] += t0 - t_start;
+  PAR_FOR()
+  for (size_t k = 0; k < count; k++) alive[del[k]] = 0;
+  if (s->p.index == DPC_INDEX_NONE) { /* no index to update: everything again */
+    compute_rho(s);
+    set_keys(s, n);
+    double t1 = pc_now();
+    res->phase_s[DPC_PHASE_RHO] += t1 - t0;
+    res->global_searches = compute_delta(s, 0);
+    res->phase_s[DPC_PHASE_DELTA] += pc_now() - t1;
+  } else {
+    const size_t ninternal = s->ninternal, nslots = s->nslots, nleaves = s->nleaves;
+    const double dc = s->dc, dc2 = s->dc2;
+    const int incidental = s->p.rho_update == DPC_RHO_INCIDENTAL;
+    if (!incidental) tree_refresh(s, 2, 0, 0); /* flags: subtrees holding deleted points */
+    double t1 = pc_now();
+    double tree_s = t1 - t0;
+    const float *cxs = s->xs;
+    const int *cids = s->ids, *clcount = s->lcount, *vp = s->vp;
+    const unsigned long long *lmax2 = s->lmax2, *rmin2 = s->rmin2, *maxkey = s->maxkey, *skey = s->skey;
+    const unsigned char *flag = s->flag;
+    if (!incidental) { /* separate: each live point counts the deleted points near it, still in the leaves */
+      PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+      for (size_t sl = 0; sl < nslots; sl++) {
+        if ((int)(sl % VPT_LEAF) >= clcount[sl / VPT_LEAF]) continue;
+        const int i = cids[sl];
+        if (!alive[i]) continue;
+        const float *xs = cxs;
+        const int *ids = cids, *lcount = clcount;
+        const vpt_view v = VPT_VIEW;
+        long nd = 0;
+        const int c = vpt_count(&v, xs + sl * d, dc, dc2, -1, 1, NULL, 0, NULL, 0, &nd);
+        if (c) {
+          rho[i] -= c;
+          changed[i] = 1;
+        }
+        work[i] += nd;
+      }
+    }
+    const double t2 = pc_now();
+    /* the tree: deleted ids leave their leaves (order kept); the bounds stay valid */
+    int *ids = s->ids, *lcount = s->lcount;
+    float *xs = s->xs;
+    PAR_FOR()
+    for (size_t leaf = 0; leaf < nleaves; leaf++) {
+      int w = 0;
+      for (int t = 0; t < lcount[leaf]; t++) {
+        const size_t from = leaf * VPT_LEAF + (size_t)t, to = leaf * VPT_LEAF + (size_t)w;
+        const int j = ids[from];
+        if (!alive[j]) continue;
+        ids[to] = j;
+        for (size_t k = 0; k < d; k++) xs[to * d + k] = xs[from * d + k];
+        w++;
+      }
+      for (int t = w; t < lcount[leaf]; t++) ids[leaf * VPT_LEAF + (size_t)t] = -1;
+      lcount[leaf] = w;
+    }
+    const double t3 = pc_now();
+    tree_s += t3 - t2;
+    if (incidental) { /* each deleted point takes 1 from the live points near it */
+      PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+      for (size_t k = 0; k < count; k++) {
+        const vpt_view v = VPT_VIEW;
+        long nd = 0;
+        const size_t q = (size_t)del[k];
+        (void)vpt_count(&v, x + q * d, dc, dc2, -1, 0, rho, -1, changed, (long)n, &nd);
+        work[q] += nd;
+      }
+    }
+    PAR_FOR()
+    for (size_t k = 0; k < count; k++) {
+      rho[del[k]] = 0;
+      dep[del[k]] = -1;
+      delta2[del[k]] = 0.0;
+      changed[del[k]] = 0;
+    }
+    set_keys(s, n);
+    tree_refresh(s, -1, 0, 0);
+    const double t4 = pc_now();
+    res->phase_s[DPC_PHASE_TREE] += tree_s;
+    res->phase_s[DPC_PHASE_RHO] += (t2 - t1) + (t4 - t3);
+    res->global_searches = compute_delta(s, 2);
+    PAR_FOR()
+    for (size_t i = 0; i < n; i++) changed[i] = 0;
+    res->phase_s[DPC_PHASE_DELTA] += pc_now() - t4;
+  }
+  DEV_EXIT(map(delete : del[0 : count]))
+  const double t5 = pc_now();
+  res->clusters = assign_labels(s, &res->phase_s[DPC_PHASE_TRANSFERS]);
+  res->phase_s[DPC_PHASE_ASSIGN] += pc_now() - t5;
+  res->distances = take_work(work, n);
+  res->total_s = pc_now() - t_start;
+  res->height = s->has_tree ? s->h : 0;
+  res->leaves = s->has_tree ? (long)s->nleaves : 0;
+  return res->clusters < 0 ? -1 : 0;
+}
+
+size_t dpc_alive(const dpc_state *s, unsigned char *alive_out) {
+  for (size_t i = 0; i < s->n; i++) alive_out[i] = (unsigned char)!s->dead_host[i];
+  return s->n - s->dead;
+}
+
 size_t dpc_results(dpc_state *s, int *rho_out, double *delta_out, int *dep_out, int *labels_out) {
   const size_t n = s->n;
   int *rho = s->rho, *dep = s->dep, *label = s->label;
@@ -1351,11 +1502,11 @@ void dpc_close(dpc_state *s) {
   DPC_DEVICE_ONLY int *leaf_of = s->leaf_of;
   DPC_DEVICE_ONLY double *delta2 = s->delta2;
   DPC_DEVICE_ONLY unsigned long long *key = s->key;
-  DPC_DEVICE_ONLY unsigned char *changed = s->changed, *global = s->global;
+  DPC_DEVICE_ONLY unsigned char *changed = s->changed, *global = s->global, *alive = s->alive;
   DPC_DEVICE_ONLY long *work = s->work;
   DPC_DEVICE_ONLY const size_t nx = s->nx, cap = s->cap;
   DEV_EXIT(map(delete : x[0 : nx], rho[0 : cap], dep[0 : cap], label[0 : cap], ptr_a[0 : cap], ptr_b[0 : cap],
-               rank[0 : cap], delta2[0 : cap], key[0 : cap], changed[0 : cap], global[0 : cap], work[0 : cap],
+               rank[0 : cap], delta2[0 : cap], key[0 : cap], changed[0 : cap], global[0 : cap], alive[0 : cap], work[0 : cap],
                leaf_of[0 : cap]))
   state_free(s);
 }

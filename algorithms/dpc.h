@@ -79,6 +79,17 @@ dpc_state *dpc_open(const float *x, size_t n, size_t capacity, size_t d, const d
  * index it recomputes everything. 0, or -1 with a pc_fail message. */
 int dpc_insert(dpc_state *s, size_t count, dpc_result *res);
 
+/* Deletes the `count` points of ids del[] (live, distinct) as one batch (GDPC section 5.5): the
+ * ids leave their leaves (ids are never reused: later insertions append), rho of the live points
+ * near them drops (incidental or separate, as for insertions), delta is searched again for the
+ * points whose rho changed and those whose dependent point died or is no longer denser (no other
+ * dependent changes), peaks and labels again. Deleted points keep rho 0, delta 0, dependent -1
+ * and label -1 in dpc_results. 0, or -1 with a pc_fail message (bad or repeated ids, all deleted). */
+int dpc_delete(dpc_state *s, const int *del, size_t count, dpc_result *res);
+
+/* Fills alive[0..n) with 1 for the points not deleted; returns their number. */
+size_t dpc_alive(const dpc_state *s, unsigned char *alive);
+
 /* Copies the current results to the host arrays (n entries each; any may be NULL): rho, delta
  * (the distance, not squared), dep and labels. Returns n. */
 size_t dpc_results(dpc_state *s, int *rho, double *delta, int *dep, int *labels);

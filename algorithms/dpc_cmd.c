@@ -38,14 +38,17 @@ static const char usage[] =
     "  --rho-min R, --delta-min D  peaks: every point with rho >= R and delta >= D (default 0 each)\n"
     "  --index vptree|none  GDPC's VP-tree (default) or all pairs (CUDA-DP)\n"
     "  --labels FILE        cluster of every point (.npy -> int32, else one per line)\n"
-    "  --decision-graph FILE  CSV: index,rho,delta,dependent,label (dependent -1: the absolute peak)\n"
+    "  --decision-graph FILE  CSV: index,rho,delta,dependent,label,row (dependent -1: the absolute\n"
+    "                       peak; row: the point's input row, which differs after --delete)\n"
     "  --plot FILE          the decision graph as an SVG scatter plot (peaks in red)\n"
     "incremental (GDPC section 5): the base points first, then the rest in batches:\n"
     "  --base N             the first N rows of INPUT are the base; the others are inserted\n"
     "  --insert SOURCE      more points to insert (a file or gen:SPEC with INPUT's dimension)\n"
     "  --batch B            points per batch (default 1000)\n"
-    "  --rho-update incidental|separate  old points' rho: atomic increments from the new points\n"
-    "                       (default) or a pass over the old points\n"
+    "  --delete K           then delete K points (chosen with --seed) in batches of B; the outputs\n"
+    "                       list the remaining points, in order, renumbered\n"
+    "  --rho-update incidental|separate  old points' rho: atomic updates from the new (deleted)\n"
+    "                       points (default) or a pass over the old points\n"
     "  --verify             after every batch, recompute from scratch and compare (exit 1 if any\n"
     "                       value differs); the report gets the recomputation times\n"
     "common options: --seed, --shape N,D, --threads T, --allow-host, --repeat R, --warmup W (runs\n"
@@ -54,7 +57,7 @@ static const char usage[] =
 
 enum {
   OPT_DC = 2000, OPT_DC_PERCENT, OPT_DC_SAMPLES, OPT_PEAKS, OPT_RHO_MIN, OPT_DELTA_MIN, OPT_INDEX, OPT_LABELS,
-  OPT_GRAPH, OPT_PLOT, OPT_BASE, OPT_INSERT, OPT_BATCH, OPT_RHO_UPDATE, OPT_VERIFY
+  OPT_GRAPH, OPT_PLOT, OPT_BASE, OPT_INSERT, OPT_BATCH, OPT_RHO_UPDATE, OPT_VERIFY, OPT_DELETE
 };
 static const struct option own_options[] = {
     {"dc", required_argument, NULL, OPT_DC}, {"dc-percent", required_argument, NULL, OPT_DC_PERCENT},
@@ -64,12 +67,12 @@ static const struct option own_options[] = {
     {"decision-graph", required_argument, NULL, OPT_GRAPH}, {"plot", required_argument, NULL, OPT_PLOT},
     {"base", required_argument, NULL, OPT_BASE}, {"insert", required_argument, NULL, OPT_INSERT},
     {"batch", required_argument, NULL, OPT_BATCH}, {"rho-update", required_argument, NULL, OPT_RHO_UPDATE},
-    {"verify", no_argument, NULL, OPT_VERIFY}, {NULL, 0, NULL, 0}};
+    {"verify", no_argument, NULL, OPT_VERIFY}, {"delete", required_argument, NULL, OPT_DELETE}, {NULL, 0, NULL, 0}};
 
 typedef struct {
   double dc, percent, rho_min, delta_min;
   int have_dc, have_percent, have_thresholds;
-  long long samples, peaks, base, batch;
+  long long samples, peaks, base, batch, delete_count;
   dpc_index_kind index;
   dpc_rho_update rho_update;
   const char *labels_path, *graph_path, *plot_path, *insert;
@@ -116,17 +119,19 @@ static void handle_option(int id, const char *arg, void *ctx) {
       else pc_die(PC_EXIT_USAGE, "option --rho-update: expected incidental or separate, got '%s'", arg);
       break;
     case OPT_VERIFY: o->verify = 1; break;
+    case OPT_DELETE: o->delete_count = pc_parse_int("--delete", arg, 1, 0x7fffffff); break;
   }
 }
 
 /* The decision graph as CSV text. */
 static void write_graph(const char *path, size_t n, const int *rho, const double *delta, const int *dep,
-                        const int *labels) {
-  size_t cap = 64 + n * 72, len = 0;
+                        const int *labels, const int *row) {
+  size_t cap = 64 + n * 84, len = 0;
   char *buf = pc_xalloc(cap, 1, "decision graph");
-  len += (size_t)snprintf(buf, cap, "index,rho,delta,dependent,label\n");
+  len += (size_t)snprintf(buf, cap, "index,rho,delta,dependent,label,row\n");
   for (size_t i = 0; i < n; i++)
-    len += (size_t)snprintf(buf + len, cap - len, "%zu,%d,%.17g,%d,%d\n", i, rho[i], delta[i], dep[i], labels[i]);
+    len += (size_t)snprintf(buf + len, cap - len, "%zu,%d,%.17g,%d,%d,%d\n", i, rho[i], delta[i], dep[i], labels[i],
+                            row ? row[i] : (int)i);
   if (pc_write_text_file(path, buf, len) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   free(buf);
 }
@@ -180,9 +185,9 @@ int pc_cmd_dpc(int argc, char **argv) {
   if (o.have_dc && o.have_percent) pc_die(PC_EXIT_USAGE, "dpc: give --dc or --dc-percent, not both");
   if (o.peaks && o.have_thresholds) pc_die(PC_EXIT_USAGE, "dpc: give --peaks or --rho-min/--delta-min, not both");
   if (!o.peaks && !o.have_thresholds) pc_die(PC_EXIT_USAGE, "dpc: choose the peaks with --peaks K or --rho-min R --delta-min D");
-  const int incremental = o.base > 0 || o.insert;
+  const int incremental = o.base > 0 || o.insert || o.delete_count;
   if (incremental && (c.repeat > 1 || c.warmup > 0))
-    pc_die(PC_EXIT_USAGE, "dpc: --repeat and --warmup apply to runs without --base or --insert");
+    pc_die(PC_EXIT_USAGE, "dpc: --repeat and --warmup apply to runs without --base, --insert or --delete");
 
   pc_device_info dev;
   pc_points pts;
@@ -213,6 +218,8 @@ int pc_cmd_dpc(int argc, char **argv) {
     load_s += more_s;
   }
   const size_t n0 = o.base > 0 ? (size_t)o.base : n_input; /* the base points */
+  if (o.delete_count && (size_t)o.delete_count >= n)
+    pc_die(PC_EXIT_USAGE, "dpc: --delete %lld would leave none of the %zu points", o.delete_count, n);
 
   double dc = o.dc, dc_s = 0.0;
   if (!o.have_dc) {
@@ -239,40 +246,70 @@ int pc_cmd_dpc(int argc, char **argv) {
   }
   const dpc_result base_res = res;
 
-  /* incremental batches */
-  const size_t nbatches = (n - n0 + (size_t)o.batch - 1) / (size_t)o.batch;
+  /* incremental batches: insertions, then deletions */
+  const size_t ndel = (size_t)o.delete_count;
+  const size_t nins = (n - n0 + (size_t)o.batch - 1) / (size_t)o.batch;
+  const size_t nbatches = nins + (ndel + (size_t)o.batch - 1) / (size_t)o.batch;
+  size_t *del_sz = NULL;
+  int *del = NULL;
+  if (ndel) {
+    del_sz = pc_xalloc(ndel, sizeof *del_sz, "deletions");
+    del = pc_xalloc(ndel, sizeof *del, "deletions");
+    pc_sample_distinct(c.seed, n, ndel, del_sz);
+    for (size_t k = 0; k < ndel; k++) del[k] = (int)del_sz[k];
+  }
   dpc_result *bres = pc_xcalloc(nbatches ? nbatches : 1, sizeof *bres, "batch results");
   double *restart_s = pc_xcalloc(nbatches ? nbatches : 1, sizeof *restart_s, "restart times");
-  int *v_rho = NULL, *v_dep = NULL, *v_lab = NULL, *w_rho = NULL, *w_dep = NULL, *w_lab = NULL;
+  size_t *batch_n = pc_xcalloc(nbatches ? nbatches : 1, sizeof *batch_n, "batch sizes");
+  int *v_rho = NULL, *v_dep = NULL, *v_lab = NULL, *w_rho = NULL, *w_dep = NULL, *w_lab = NULL, *renum = NULL;
   double *v_delta = NULL, *w_delta = NULL;
   float *copy = NULL;
+  unsigned char *alive = pc_xalloc(n, 1, "deletion flags");
   if (o.verify && nbatches) {
     v_rho = pc_xalloc(n, sizeof(int), "check"), v_dep = pc_xalloc(n, sizeof(int), "check"), v_lab = pc_xalloc(n, sizeof(int), "check");
     w_rho = pc_xalloc(n, sizeof(int), "check"), w_dep = pc_xalloc(n, sizeof(int), "check"), w_lab = pc_xalloc(n, sizeof(int), "check");
     v_delta = pc_xalloc(n, sizeof(double), "check"), w_delta = pc_xalloc(n, sizeof(double), "check");
+    renum = pc_xalloc(n, sizeof(int), "check");
     copy = pc_xalloc(n * d, sizeof(float), "check points");
-    memcpy(copy, pts.x, n * d * sizeof(float));
   }
   double inc_total = 0.0;
-  for (size_t b = 0, at = n0; b < nbatches; b++) {
-    const size_t count = n - at < (size_t)o.batch ? n - at : (size_t)o.batch;
-    if (dpc_insert(st, count, &bres[b]) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-    at += count;
+  size_t at = n0, deleted = 0;
+  for (size_t b = 0; b < nbatches; b++) {
+    if (b < nins) {
+      const size_t count = n - at < (size_t)o.batch ? n - at : (size_t)o.batch;
+      if (dpc_insert(st, count, &bres[b]) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+      at += count;
+    } else {
+      const size_t count = ndel - deleted < (size_t)o.batch ? ndel - deleted : (size_t)o.batch;
+      if (dpc_delete(st, del + deleted, count, &bres[b]) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+      deleted += count;
+    }
+    const size_t live = dpc_alive(st, alive);
+    batch_n[b] = live;
     inc_total += bres[b].total_s;
-    if (o.verify) {
+    if (o.verify) { /* the remaining points, renumbered in order, from scratch */
+      size_t m = 0;
+      for (size_t i = 0; i < at; i++) {
+        renum[i] = alive[i] ? (int)m : -1;
+        if (alive[i]) memcpy(copy + m++ * d, pts.x + i * d, d * sizeof(float));
+      }
       dpc_result fr;
-      dpc_state *fresh = dpc_open(copy, at, at, d, &params, &fr);
+      dpc_state *fresh = dpc_open(copy, m, m, d, &params, &fr);
       if (!fresh) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
       restart_s[b] = fr.total_s;
       dpc_results(fresh, v_rho, v_delta, v_dep, v_lab);
       dpc_close(fresh);
       dpc_results(st, w_rho, w_delta, w_dep, w_lab);
-      for (size_t i = 0; i < at; i++)
-        if (v_rho[i] != w_rho[i] || v_delta[i] != w_delta[i] || v_dep[i] != w_dep[i] || v_lab[i] != w_lab[i])
+      for (size_t i = 0; i < at; i++) {
+        if (!alive[i]) continue;
+        const size_t r = (size_t)renum[i];
+        const int wd = w_dep[i] < 0 ? -1 : renum[w_dep[i]];
+        if (v_rho[r] != w_rho[i] || v_delta[r] != w_delta[i] || v_dep[r] != wd || v_lab[r] != w_lab[i])
           pc_die(PC_EXIT_FAILURE,
                  "dpc --verify: batch %zu (%zu points): point %zu differs from recomputation: rho %d/%d delta %.17g/%.17g "
                  "dependent %d/%d label %d/%d (incremental/scratch)",
-                 b + 1, at, i, w_rho[i], v_rho[i], w_delta[i], v_delta[i], w_dep[i], v_dep[i], w_lab[i], v_lab[i]);
+                 b + 1, m, r, w_rho[i], v_rho[r], w_delta[i], v_delta[r], wd, v_dep[r], w_lab[i], v_lab[r]);
+      }
     }
   }
   const dpc_result last = nbatches ? bres[nbatches - 1] : base_res;
@@ -281,14 +318,31 @@ int pc_cmd_dpc(int argc, char **argv) {
   int *labels = pc_xalloc(n, sizeof *labels, "labels");
   double *delta = pc_xalloc(n, sizeof *delta, "delta");
   dpc_results(st, rho, delta, dep, labels);
+  const size_t n_out = dpc_alive(st, alive);
   dpc_close(st);
-  if (o.labels_path && pc_write_labels(o.labels_path, labels, n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-  if (o.graph_path) write_graph(o.graph_path, n, rho, delta, dep, labels);
-  if (o.plot_path) write_plot(o.plot_path, n, rho, delta, dep, labels);
+  int *row = NULL;
+  if (n_out < n) { /* deletions: the remaining points, in order, renumbered */
+    row = pc_xalloc(n_out, sizeof *row, "rows");
+    int *map = pc_xalloc(n, sizeof *map, "renumbering");
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) map[i] = alive[i] ? (int)m++ : -1;
+    m = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (!alive[i]) continue;
+      rho[m] = rho[i], delta[m] = delta[i], labels[m] = labels[i];
+      dep[m] = dep[i] < 0 ? -1 : map[dep[i]];
+      row[m] = (int)i;
+      m++;
+    }
+    free(map);
+  }
+  if (o.labels_path && pc_write_labels(o.labels_path, labels, n_out) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  if (o.graph_path) write_graph(o.graph_path, n_out, rho, delta, dep, labels, row);
+  if (o.plot_path) write_plot(o.plot_path, n_out, rho, delta, dep, labels);
   pc_stats total = pc_stats_of(totals, (size_t)c.repeat);
   if (c.report) {
     pc_json j;
-    pc_json_run_header(&j, "dpc", &dev, c.input, generated, n, d);
+    pc_json_run_header(&j, "dpc", &dev, c.input, generated, n_out, d);
     pc_json_object(&j, "params");
     pc_json_num(&j, "dc", dc);
     if (!o.have_dc) {
@@ -307,12 +361,13 @@ int pc_cmd_dpc(int argc, char **argv) {
       pc_json_int(&j, "batch", o.batch);
       pc_json_str(&j, "rho_update", o.rho_update == DPC_RHO_INCIDENTAL ? "incidental" : "separate");
       pc_json_bool(&j, "verify", o.verify);
+      pc_json_int(&j, "deleted", o.delete_count);
     }
     pc_json_end_object(&j);
     json_result(&j, &last);
     double rho_sum = 0.0;
-    for (size_t i = 0; i < n; i++) rho_sum += rho[i];
-    pc_json_num(&j, "rho_mean", rho_sum / (double)n);
+    for (size_t i = 0; i < n_out; i++) rho_sum += rho[i];
+    pc_json_num(&j, "rho_mean", rho_sum / (double)n_out);
     pc_json_int(&j, "base_distance_computations", base_res.distances);
     pc_json_num(&j, "all_pairs_distance_computations", 2.0 * (double)n0 * (double)n0);
     pc_json_object(&j, "timing");
@@ -326,10 +381,10 @@ int pc_cmd_dpc(int argc, char **argv) {
     pc_json_runs(&j, dpc_phase_names, DPC_NPHASES, phases, totals, NULL, c.repeat);
     if (incremental) {
       pc_json_array(&j, "batches");
-      for (size_t b = 0, at = n0; b < nbatches; b++) {
-        at += n - at < (size_t)o.batch ? n - at : (size_t)o.batch;
+      for (size_t b = 0; b < nbatches; b++) {
         pc_json_object(&j, NULL);
-        pc_json_int(&j, "n", (long long)at);
+        pc_json_str(&j, "op", b < nins ? "insert" : "delete");
+        pc_json_int(&j, "n", (long long)batch_n[b]);
         pc_json_num(&j, "total_s", bres[b].total_s);
         for (int p = 0; p < DPC_NPHASES; p++) pc_json_num(&j, dpc_phase_names[p], bres[b].phase_s[p]);
         pc_json_int(&j, "distance_computations", bres[b].distances);
@@ -351,11 +406,12 @@ int pc_cmd_dpc(int argc, char **argv) {
             pc_build_variant(), dev.where, n0, d, dc, dpc_index_names[o.index], base_res.clusters, total.median, c.repeat,
             base_res.distances);
     if (nbatches)
-      fprintf(stderr, "; %zu batches of %lld to n=%zu: %.4g s (%.4g ms per batch), %ld clusters%s", nbatches, o.batch, n,
+      fprintf(stderr, "; %zu batches of %lld to n=%zu: %.4g s (%.4g ms per batch), %ld clusters%s", nbatches, o.batch, n_out,
               inc_total, 1e3 * inc_total / (double)nbatches, last.clusters, o.verify ? ", identical to recomputation" : "");
     fputc('\n', stderr);
   }
   for (int p = 0; p < DPC_NPHASES; p++) free(phases[p]);
+  free(row), free(del_sz), free(del), free(batch_n), free(alive), free(renum);
   free(totals), free(bres), free(restart_s), free(rho), free(dep), free(labels), free(delta);
   free(v_rho), free(v_dep), free(v_lab), free(w_rho), free(w_dep), free(w_lab), free(v_delta), free(w_delta), free(copy);
   pc_points_free(&pts);

@@ -54,7 +54,8 @@ def dpc(x, dc, peaks=None, rho_min=None, delta_min=None):
     return rho, delta, dep, labels
 
 
-def read_graph(path):
-    """The program's decision-graph CSV: (rho, delta, dep, labels)."""
+def read_graph(path, rows=False):
+    """The program's decision-graph CSV: (rho, delta, dep, labels), and the input rows if asked."""
     a = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
-    return a[:, 1].astype(np.int64), a[:, 2], a[:, 3].astype(np.int64), a[:, 4].astype(np.int64)
+    got = a[:, 1].astype(np.int64), a[:, 2], a[:, 3].astype(np.int64), a[:, 4].astype(np.int64)
+    return (got, a[:, 5].astype(np.int64)) if rows else got

@@ -184,6 +184,8 @@ CASES = {
     "dpc_insert_wrong_width": ["dpc", I + "good.txt", "--dc", "1", "--peaks", "2", "--insert", I + "init_width.txt", DPC_OUT],
     "dpc_insert_missing_file": ["dpc", I + "good.txt", "--dc", "1", "--peaks", "2", "--insert", I + "nope.txt", DPC_OUT],
     "dpc_insert_nan": ["dpc", I + "good.txt", "--dc", "1", "--peaks", "2", "--insert", I + "nan.txt", DPC_OUT],
+    "dpc_delete_every_point": ["dpc", I + "good.txt", "--dc", "1", "--peaks", "2", "--delete", "10", DPC_OUT],
+    "dpc_delete_zero": ["dpc", I + "good.txt", "--dc", "1", "--peaks", "2", "--delete", "0", DPC_OUT],
     "dpc_missing_file": ["dpc", I + "nope.txt", "--dc", "1", "--peaks", "2", DPC_OUT],
     "dpc_nan_value": ["dpc", I + "nan.txt", "--dc", "1", "--peaks", "2", DPC_OUT],
     "dpc_empty_file": ["dpc", I + "empty.txt", "--dc", "1", "--peaks", "2", DPC_OUT],

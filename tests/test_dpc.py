@@ -144,6 +144,26 @@ def test_incremental_equals_recomputation_after_each_batch(variant, work, index,
     assert rc == 0 and "identical to recomputation" in err, err
 
 
+@pytest.mark.parametrize("index", INDEXES)
+@pytest.mark.parametrize("method", ("incidental", "separate"))
+def test_deletions_match_reference_on_the_remaining_points(variant, work, index, method):
+    """Insert, then delete (points chosen by --seed, the absolute peak possibly among them): the
+    outputs list the remaining points in order, and equal the reference on exactly those rows."""
+    x = blobs(21, 400, 2)
+    path = write_points(work / "x.txt", x)
+    for seed, deletions in ((1, 60), (2, 390), (3, 399)):
+        args = ("--dc", "0.08", "--peaks", "3", "--index", index, "--base", "200", "--batch", "50", "--delete",
+                deletions, "--rho-update", method, "--seed", seed)
+        _, rep = run_dpc(variant, work, path, *args, tag=f"d{seed}")
+        got, rows = read_graph(work / f"d{seed}.csv", rows=True)
+        assert len(rows) == 400 - deletions and np.all(np.diff(rows) > 0) and rep["n"] == 400 - deletions
+        want = reference(x[rows], 0.08, peaks=3)
+        assert_same(got, want, f"{variant.name}/{index}/{method} after deleting {deletions}")
+        assert [b["op"] for b in rep["batches"]].count("delete") == -(-deletions // 50)
+        rc, _, err = variant.run("dpc", path, *args, "--verify")
+        assert rc == 0 and "identical to recomputation" in err, err
+
+
 def test_incremental_insert_source_and_splits(seq, work):
     """--insert appends another input; small batches into a full tree split leaves and rebuild."""
     x = blobs(13, 600, 2)
@@ -220,7 +240,9 @@ def test_sanitizer_build_runs_dpc_cleanly(asan, work):
     path = write_points(work / "x.txt", x)
     for index in INDEXES:
         for extra in ((), ("--base", "100", "--batch", "70", "--verify"),
-                      ("--base", "100", "--batch", "300", "--rho-update", "separate")):
+                      ("--base", "100", "--batch", "300", "--rho-update", "separate"),
+                      ("--base", "300", "--batch", "200", "--delete", "700", "--verify"),
+                      ("--delete", "450", "--batch", "100", "--rho-update", "separate", "--verify")):
             rc, _, err = asan.run("dpc", path, "--dc", "0.1", "--peaks", "4", "--index", index, *extra,
                                   "--labels", work / "l.npy", "--decision-graph", work / "g.csv", "--plot", work / "p.svg",
                                   "--report", work / "r.json")
@@ -248,6 +270,8 @@ BAD = [
     (["--dc", "0.1", "--peaks", "2", "--base", "50", "--repeat", "2"], "--repeat"),
     (["--dc", "0.1", "--peaks", "2", "--insert", "gen:uniform:n=10,d=3"], "columns"),
     (["--dc", "0.1", "--peaks", "2", "--dc-samples", "0"], "--dc-samples"),
+    (["--dc", "0.1", "--peaks", "2", "--delete", "100"], "--delete"),
+    (["--dc", "0.1", "--peaks", "2", "--delete", "0"], "--delete"),
 ]
 
 
