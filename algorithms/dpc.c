@@ -590,8 +590,8 @@ static int tree_split_leaves(dpc_state *s, long long *ndist) {
   for (size_t leaf = 0; leaf < old_nleaves; leaf++) {
     const size_t g = old_ninternal + leaf;
     const int c = olcount[leaf];
-    double k[VPT_LEAF];
-    int id[VPT_LEAF];
+    double k[VPT_LEAF] = {0.0}; /* (zeroed for the compilers' flow analysis) */
+    int id[VPT_LEAF] = {0};
     int mid = 0;
     if (c == 0) {
       vp[g] = -1;
