@@ -134,7 +134,7 @@ def paper(args, tmp):
             sets.append((name, path, k))
         else:
             print(f"{name}: not in {args.data_dir}, skipped")
-    for n in (100000, 500000):
+    for n in args.synthetic:
         path = os.path.join(tmp, f"synthetic-{n}.npy")
         generate(seq, SPEC.format(n=n), path)
         sets.append((f"synthetic-{n}", path, 20))
@@ -160,17 +160,18 @@ def paper(args, tmp):
                       + f" {rep['distance_computations']:>12} {int(rep['all_pairs_distance_computations']):>14} "
                       + f"{rep['distance_computations'] / rep['all_pairs_distance_computations']:>7.4f}")
                 sys.stdout.flush()
-    print("\nScaling (synthetic, d_c for mean rho ~50 at 2^19 scaled by sqrt(2^19/n); ms)")
-    big = generate(seq, SPEC.format(n=1 << 19), os.path.join(tmp, "scale.npy"))
-    dc19 = dc_for_mean_rho(big, 50)
+    top = args.scale_max
+    print(f"\nScaling (synthetic, d_c for mean rho ~50 at 2^{top} scaled by sqrt(2^{top}/n); ms)")
+    big = generate(seq, SPEC.format(n=1 << top), os.path.join(tmp, "scale.npy"))
+    dc_top = dc_for_mean_rho(big, 50)
     header = f"{'n':>8} {'variant':<7} {'tree_build':>10} {'rho':>10} {'total':>10} {'distances':>12}"
     print(header)
     print("-" * len(header))
-    for e in range(13, 20):
+    for e in range(13, top + 1):
         n = 1 << e
         path = os.path.join(tmp, f"scale-{n}.npy")
         np.save(path, big[:n])
-        dc = float(f"{dc19 * np.sqrt((1 << 19) / n):.3g}")
+        dc = float(f"{dc_top * np.sqrt((1 << top) / n):.3g}")
         for variant in args.variants.split(","):
             binary = os.path.join(args.bin, f"pragmaclust-{variant}")
             rep, err = run_with_report(dpc_cmd(binary, path, "--dc", dc, "--peaks", 20, "--repeat", 3, "--warmup", 1,
@@ -182,15 +183,19 @@ def paper(args, tmp):
             print(f"{n:>8} {variant:<7} {ph['tree_build']:>10.2f} {ph['rho']:>10.2f} "
                   + f"{rep['timing']['total_s']['median'] * 1e3:>10.2f} {rep['distance_computations']:>12}")
             sys.stdout.flush()
-    print("\nIncremental: 10% of the data set as the base, batches of 1000 (ms per batch: incremental, restart)")
+    print(f"\nIncremental: 10% of the data set as the base, then at most {args.paper_batches} batches of 1000 "
+          "(ms per batch: incremental, restart)")
     header = f"{'data set':<18} {'variant':<7} {'batch':>6} {'n':>8} {'incremental':>11} {'restart':>9} {'tree':>8} {'rho':>8} {'delta':>8}"
     print(header)
     print("-" * len(header))
     for name, path, k in sets:
-        rows = len(np.load(path)) if path.endswith(".npy") else len(np.loadtxt(path))
+        x = np.load(path) if path.endswith(".npy") else np.loadtxt(path, dtype=np.float32, ndmin=2)
+        base = max(1, len(x) // 10)
+        part = os.path.join(tmp, f"incremental-{name}.npy")
+        np.save(part, x[:base + 1000 * args.paper_batches].astype(np.float32))
         for variant in args.variants.split(","):
             binary = os.path.join(args.bin, f"pragmaclust-{variant}")
-            rep, err = run_with_report(dpc_cmd(binary, path, "--dc-percent", 2, "--peaks", k, "--base", max(1, rows // 10),
+            rep, err = run_with_report(dpc_cmd(binary, part, "--dc-percent", 2, "--peaks", k, "--base", base,
                                                "--batch", 1000, "--verify", threads=args.threads), args.timeout)
             if err:
                 print(f"{name:<18} {variant:<7} {err}")
@@ -220,6 +225,10 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="omp threads (default: all)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per program run (default 600)")
     ap.add_argument("--data-dir", default=os.environ.get("DATA_DIR", "data"), help="paper: aggregation.txt and s2.txt")
+    ap.add_argument("--synthetic", type=lambda v: [int(t) for t in v.split(",")], default=[100000, 500000],
+                    help="paper: sizes of the synthetic sets (default 100000,500000)")
+    ap.add_argument("--scale-max", type=int, default=19, help="paper: scaling from 2^13 to 2^this (default 19)")
+    ap.add_argument("--paper-batches", type=int, default=20, help="paper: incremental batches per data set (default 20)")
     args = ap.parse_args()
     bad = False
     with tempfile.TemporaryDirectory() as tmp:
