@@ -69,6 +69,8 @@ const char *const dpc_phase_names[DPC_NPHASES] = {"transfers", "tree_build", "rh
 #define VPT_STACK (VPT_MAX_HEIGHT + 4)
 /* Points sampled for the first guess of the peak selection's gamma threshold. */
 #define DPC_PEAK_SAMPLE 8192
+/* Leaves the incremental delta's leaf filter lists per leaf before its points walk the tree instead. */
+#define VPT_CAND 8
 /* Locals that only the device-data directives name (unused where those are empty). */
 #define DPC_DEVICE_ONLY __attribute__((unused))
 
@@ -131,6 +133,8 @@ typedef struct {
   const int *ids, *lcount, *vp;   /* slot -> id (-1 empty); points per leaf; vantage ids */
   const unsigned long long *lmax2, *rmin2; /* bounds (bits of squared distances) */
   const unsigned long long *maxkey, *skey; /* densest key per node; key per slot */
+  const unsigned long long *minokey, *okey; /* incremental: least key before the batch among a node's
+                                             * changed points; per point, its key before the batch */
   const unsigned char *flag;      /* per node: the subtree holds a new point */
   const unsigned char *changed;   /* per point: rho changed in this batch (or new) */
   const unsigned char *alive;     /* per point: 0 once deleted */
@@ -191,7 +195,8 @@ static inline int vpt_count(const vpt_view *v, const float *q, double dc, double
 
 /* delta search: the nearest point denser than key kp, improving on (*best_d2, *best_j) (smaller
  * d2, or equal d2 and lower id). Subtrees whose maxkey is not above kp are skipped. With
- * only_changed, only changed points are candidates (maxkey then holds the changed points' keys). */
+ * only_changed, the candidates are the changed points that crossed kp in this batch (key before it
+ * below kp; maxkey and minokey then cover the changed points only). */
 static inline void vpt_nearest_denser(const vpt_view *v, const float *q, unsigned long long kp, double *best_d2,
                                       int *best_j, int only_changed, long *ndist) {
   int stack[VPT_STACK];
@@ -205,13 +210,13 @@ static inline void vpt_nearest_denser(const vpt_view *v, const float *q, unsigne
   while (top > 0) {
     --top;
     const int g = stack[top];
-    if (v->maxkey[g] <= kp) continue;
+    if (v->maxkey[g] <= kp || (only_changed && v->minokey[g] >= kp)) continue;
     if (!vpt_may_hold(lbs[top], sqrt(bd2))) continue;
     if ((size_t)g >= v->ninternal) {
       const size_t leaf = (size_t)g - v->ninternal, c = (size_t)v->lcount[leaf];
       for (size_t t = 0; t < c; t++) {
         const size_t sl = leaf * VPT_LEAF + t;
-        if (v->skey[sl] <= kp || (only_changed && !v->changed[v->ids[sl]])) continue;
+        if (v->skey[sl] <= kp || (only_changed && (!v->changed[v->ids[sl]] || v->okey[v->ids[sl]] >= kp))) continue;
         nd++;
         const double e = dpc_d2(q, v->xs + sl * v->d, v->d);
         const int j = v->ids[sl];
@@ -232,7 +237,7 @@ static inline void vpt_nearest_denser(const vpt_view *v, const float *q, unsigne
     }
     nd++;
     const double e = dpc_d2(q, v->x + (size_t)vid * v->d, v->d);
-    if (dpc_key(v->rho[vid], (size_t)vid) > kp && (!only_changed || v->changed[vid]) &&
+    if (dpc_key(v->rho[vid], (size_t)vid) > kp && (!only_changed || (v->changed[vid] && v->okey[vid] < kp)) &&
         (e < bd2 || (e == bd2 && vid < bj))) { /* the vantage point itself */
       bd2 = e;
       bj = vid;
@@ -257,9 +262,13 @@ static inline void vpt_nearest_denser(const vpt_view *v, const float *q, unsigne
   *ndist += nd;
 }
 
-/* The incremental delta's leaf filter: is some changed point with a key above kmin within
- * `radius` of c? (maxkey holds the changed points' keys.) */
-static inline int vpt_changed_near(const vpt_view *v, const float *c, double radius, unsigned long long kmin, long *ndist) {
+/* The incremental delta's leaf filter: the leaves holding a changed point that crossed a key in
+ * [kmin, kmax] (key now above kmin, before the batch below kmax) within `radius` of c (maxkey and
+ * minokey cover the changed points only). Writes up to VPT_CAND of them to out; returns their
+ * number, or VPT_CAND + 1 when there are more. */
+static inline int vpt_changed_near(const vpt_view *v, const float *c, double radius, unsigned long long kmin,
+                                   unsigned long long kmax, int *out, long *ndist) {
+  int found = 0;
   int stack[VPT_STACK];
   int top = 0;
   long nd = 0;
@@ -267,16 +276,20 @@ static inline int vpt_changed_near(const vpt_view *v, const float *c, double rad
   stack[top++] = 0;
   while (top > 0) {
     const int g = stack[--top];
-    if (v->maxkey[g] <= kmin) continue;
+    if (v->maxkey[g] <= kmin || v->minokey[g] >= kmax) continue;
     if ((size_t)g >= v->ninternal) {
       const size_t leaf = (size_t)g - v->ninternal, cnt = (size_t)v->lcount[leaf];
       for (size_t t = 0; t < cnt; t++) {
         const size_t sl = leaf * VPT_LEAF + t;
-        if (v->skey[sl] <= kmin || !v->changed[v->ids[sl]]) continue;
+        if (v->skey[sl] <= kmin || !v->changed[v->ids[sl]] || v->okey[v->ids[sl]] >= kmax) continue;
         nd++;
         if (dpc_d2(c, v->xs + sl * v->d, v->d) <= r2) {
-          *ndist += nd;
-          return 1;
+          if (found == VPT_CAND) {
+            *ndist += nd;
+            return VPT_CAND + 1;
+          }
+          out[found++] = (int)leaf;
+          break;
         }
       }
       continue;
@@ -294,7 +307,7 @@ static inline int vpt_changed_near(const vpt_view *v, const float *c, double rad
     if (vpt_may_hold(dv - lmax, radius)) stack[top++] = 2 * g + 1;
   }
   *ndist += nd;
-  return 0;
+  return found;
 }
 
 DEV_FUNCS_END
@@ -307,7 +320,7 @@ struct dpc_state {
   /* per point (cap entries) */
   int *rho, *dep, *label, *ptr_a, *ptr_b, *rank;
   double *delta2;
-  unsigned long long *key;
+  unsigned long long *key, *okey;
   unsigned char *changed, *global, *alive; /* alive: 0 once deleted (ids are never reused) */
   long *work;
   int *leaf_of, *lnew;
@@ -319,6 +332,8 @@ struct dpc_state {
   size_t ninternal, nnodes, nleaves, nslots;
   int *vp, *ids, *lcount;
   unsigned char *lneed; /* incremental delta: leaves whose points need the case (ii) search */
+  unsigned long long *minokey;
+  int *lcand; /* per leaf, the leaves its points must look at (case ii) */
   unsigned long long *split2, *lmax2, *rmin2, *maxkey, *skey;
   unsigned char *flag;
   float *xs;
@@ -327,7 +342,8 @@ struct dpc_state {
 
 #define VPT_VIEW                                                                                          \
   {                                                                                                       \
-    x, xs, ids, lcount, vp, lmax2, rmin2, maxkey, skey, flag, changed, alive, rho, d, ninternal           \
+    x, xs, ids, lcount, vp, lmax2, rmin2, maxkey, skey, minokey, okey, flag, changed, alive, rho, d,      \
+        ninternal                                                                                         \
   }
 
 static size_t next_pow2(size_t v) {
@@ -368,10 +384,13 @@ static void tree_free(dpc_state *s) {
   float *xs = s->xs;
   DPC_DEVICE_ONLY const size_t nn = s->nnodes, ns = s->nslots, nl = s->nleaves, nxs = s->nslots * s->d;
   unsigned char *lneed = s->lneed;
+  unsigned long long *minokey = s->minokey;
+  int *lcand = s->lcand;
+  DPC_DEVICE_ONLY const size_t nc = nl * VPT_CAND;
   DEV_EXIT(map(delete : vp[0 : nn], split2[0 : nn], lmax2[0 : nn], rmin2[0 : nn], maxkey[0 : nn], flag[0 : nn],
-               ids[0 : ns], skey[0 : ns], xs[0 : nxs], lcount[0 : nl], lneed[0 : nl]))
+               ids[0 : ns], skey[0 : ns], xs[0 : nxs], lcount[0 : nl], lneed[0 : nl], minokey[0 : nn], lcand[0 : nc]))
   free(vp), free(split2), free(lmax2), free(rmin2), free(maxkey), free(flag), free(ids), free(skey), free(xs), free(lcount);
-  free(lneed);
+  free(lneed), free(minokey), free(lcand);
   s->has_tree = 0;
 }
 
@@ -394,14 +413,18 @@ static int tree_alloc(dpc_state *s, int h) {
   float *xs = pc_try_alloc(nxs, sizeof *xs, "leaf points");
   int *lcount = pc_try_alloc(nl, sizeof *lcount, "leaf counts");
   unsigned char *lneed = pc_try_alloc(nl, sizeof *lneed, "leaf flags");
-  if (!vp || !split2 || !lmax2 || !rmin2 || !maxkey || !flag || !ids || !skey || !xs || !lcount || !lneed) {
+  unsigned long long *minokey = pc_try_alloc(nn, sizeof *minokey, "subtree keys before a batch");
+  const size_t nc = nl * VPT_CAND;
+  int *lcand = pc_try_alloc(nc, sizeof *lcand, "leaf candidates");
+  if (!vp || !split2 || !lmax2 || !rmin2 || !maxkey || !flag || !ids || !skey || !xs || !lcount || !lneed || !minokey ||
+      !lcand) {
     free(vp), free(split2), free(lmax2), free(rmin2), free(maxkey), free(flag), free(ids), free(skey), free(xs), free(lcount);
-    free(lneed);
+    free(lneed), free(minokey), free(lcand);
     return -1;
   }
   DEV_ENTER(map(alloc : vp[0 : nn], split2[0 : nn], lmax2[0 : nn], rmin2[0 : nn], maxkey[0 : nn], flag[0 : nn],
-                ids[0 : ns], skey[0 : ns], xs[0 : nxs], lcount[0 : nl], lneed[0 : nl]))
-  s->lneed = lneed;
+                ids[0 : ns], skey[0 : ns], xs[0 : nxs], lcount[0 : nl], lneed[0 : nl], minokey[0 : nn], lcand[0 : nc]))
+  s->lneed = lneed, s->minokey = minokey, s->lcand = lcand;
   s->vp = vp, s->split2 = split2, s->lmax2 = lmax2, s->rmin2 = rmin2, s->maxkey = maxkey, s->flag = flag;
   s->ids = ids, s->skey = skey, s->xs = xs, s->lcount = lcount;
   s->has_tree = 1;
@@ -562,11 +585,14 @@ static int tree_split_leaves(dpc_state *s, long long *ndist) {
   int *ovp = s->vp, *oids = s->ids, *olcount = s->lcount;
   unsigned long long *osplit2 = s->split2, *olmax2 = s->lmax2, *ormin2 = s->rmin2, *omaxkey = s->maxkey, *oskey = s->skey;
   unsigned char *oflag = s->flag, *olneed = s->lneed;
+  unsigned long long *ominokey = s->minokey;
+  int *olcand = s->lcand;
+  DPC_DEVICE_ONLY const size_t old_nc = old_nleaves * VPT_CAND;
   float *oxs = s->xs;
   s->has_tree = 0;
   if (tree_alloc(s, s->h + 1) != 0) {
     s->vp = ovp, s->ids = oids, s->lcount = olcount, s->split2 = osplit2, s->lmax2 = olmax2, s->rmin2 = ormin2;
-    s->maxkey = omaxkey, s->skey = oskey, s->flag = oflag, s->xs = oxs, s->lneed = olneed;
+    s->maxkey = omaxkey, s->skey = oskey, s->flag = oflag, s->xs = oxs, s->lneed = olneed, s->minokey = ominokey, s->lcand = olcand;
     s->h--, s->nleaves = old_nleaves, s->ninternal = old_ninternal, s->nnodes = old_nn, s->nslots = old_ns;
     s->has_tree = 1;
     return -1;
@@ -645,9 +671,9 @@ static int tree_split_leaves(dpc_state *s, long long *ndist) {
   *ndist += counted;
   DEV_EXIT(map(delete : ovp[0 : old_nn], osplit2[0 : old_nn], olmax2[0 : old_nn], ormin2[0 : old_nn], omaxkey[0 : old_nn],
                oflag[0 : old_nn], oids[0 : old_ns], oskey[0 : old_ns], oxs[0 : old_nxs], olcount[0 : old_nleaves],
-               olneed[0 : old_nleaves]))
+               olneed[0 : old_nleaves], ominokey[0 : old_nn], olcand[0 : old_nc]))
   free(ovp), free(osplit2), free(olmax2), free(ormin2), free(omaxkey), free(oflag), free(oids), free(oskey), free(oxs);
-  free(olcount), free(olneed);
+  free(olcount), free(olneed), free(ominokey), free(olcand);
   return 0;
 }
 
@@ -661,6 +687,8 @@ static void tree_refresh(dpc_state *s, int mark, long mark_from, int only_change
   const unsigned long long *key = s->key;
   const unsigned char *changed = s->changed;
   const unsigned char *alive = s->alive;
+  const unsigned long long *okey = s->okey;
+  unsigned long long *minokey = s->minokey;
   unsigned long long *skey = s->skey, *maxkey = s->maxkey;
   unsigned char *flag = s->flag;
   PAR_FOR()
@@ -670,16 +698,18 @@ static void tree_refresh(dpc_state *s, int mark, long mark_from, int only_change
   }
   PAR_FOR()
   for (size_t leaf = 0; leaf < nleaves; leaf++) {
-    unsigned long long m = 0;
+    unsigned long long m = 0, mo = ~0ULL;
     int f = 0;
     for (int t = 0; t < lcount[leaf]; t++) {
       const size_t sl = leaf * VPT_LEAF + (size_t)t;
       if (!only_changed || changed[ids[sl]]) m = skey[sl] > m ? skey[sl] : m;
+      if (only_changed && changed[ids[sl]]) mo = okey[ids[sl]] < mo ? okey[ids[sl]] : mo;
       if (mark == 1) f |= changed[ids[sl]];
       if (mark == 0) f |= ids[sl] >= mark_from;
       if (mark == 2) f |= !alive[ids[sl]];
     }
     maxkey[ninternal + leaf] = m;
+    if (only_changed) minokey[ninternal + leaf] = mo;
     if (mark >= 0) flag[ninternal + leaf] = (unsigned char)f;
   }
   for (int l = s->h - 1; l >= 0; l--) {
@@ -688,6 +718,7 @@ static void tree_refresh(dpc_state *s, int mark, long mark_from, int only_change
     for (size_t g = first; g < first + m; g++) {
       const unsigned long long a = maxkey[2 * g + 1], b = maxkey[2 * g + 2];
       maxkey[g] = a > b ? a : b;
+      if (only_changed) minokey[g] = minokey[2 * g + 1] < minokey[2 * g + 2] ? minokey[2 * g + 1] : minokey[2 * g + 2];
       if (mark >= 0) flag[g] = flag[2 * g + 1] | flag[2 * g + 2];
     }
   }
@@ -723,6 +754,7 @@ static void compute_rho(dpc_state *s) {
   const float *xs = s->xs;
   const int *ids = s->ids, *lcount = s->lcount, *vp = s->vp;
   const unsigned long long *lmax2 = s->lmax2, *rmin2 = s->rmin2, *maxkey = s->maxkey, *skey = s->skey;
+  DPC_DEVICE_ONLY const unsigned long long *minokey = s->minokey, *okey = s->okey;
   const unsigned char *flag = s->flag, *changed = s->changed;
   const size_t ninternal = s->ninternal, nslots = s->nslots;
   PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
@@ -809,6 +841,7 @@ static long compute_delta(dpc_state *s, int incremental) {
   const float *xs = s->xs;
   const int *ids = s->ids, *lcount = s->lcount, *vp = s->vp;
   const unsigned long long *lmax2 = s->lmax2, *rmin2 = s->rmin2, *maxkey = s->maxkey, *skey = s->skey;
+  DPC_DEVICE_ONLY const unsigned long long *minokey = s->minokey, *okey = s->okey;
   const unsigned char *flag = s->flag;
   const size_t ninternal = s->ninternal, nslots = s->nslots;
   /* every point (from scratch), or the points of case (i): new, rho changed, or the old peak */
@@ -843,13 +876,14 @@ static long compute_delta(dpc_state *s, int incremental) {
      * point denser than the leaf's least dense point; then per point in those leaves. */
     tree_refresh(s, -1, 0, 1); /* maxkey: the changed points' keys */
     unsigned char *lneed = s->lneed;
+    int *lcand = s->lcand;
     const size_t nleaves = s->nleaves;
     PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
     for (size_t leaf = 0; leaf < nleaves; leaf++) {
       const int c = lcount[leaf];
       const float *centre = xs + leaf * VPT_LEAF * d;
       double r2 = 0.0, b2 = -1.0;
-      unsigned long long kmin = ~0ULL;
+      unsigned long long kmin = ~0ULL, kmax = 0;
       for (int t = 0; t < c; t++) {
         const size_t sl = leaf * VPT_LEAF + (size_t)t;
         const int i = ids[sl];
@@ -857,26 +891,46 @@ static long compute_delta(dpc_state *s, int incremental) {
         if (changed[i] || dep[i] < 0) continue;
         b2 = fmax(b2, delta2[i]);
         kmin = key[i] < kmin ? key[i] : kmin;
+        kmax = key[i] > kmax ? key[i] : kmax;
       }
       long nd = c;
       int need = 0;
       if (b2 >= 0.0) {
         const vpt_view v = VPT_VIEW;
-        need = vpt_changed_near(&v, centre, sqrt(r2) + sqrt(b2), kmin, &nd);
+        need = vpt_changed_near(&v, centre, sqrt(r2) + sqrt(b2), kmin, kmax, lcand + leaf * VPT_CAND, &nd);
       }
       lneed[leaf] = (unsigned char)need;
       if (c > 0) work[ids[leaf * VPT_LEAF]] += nd;
     }
     PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
     for (size_t sl = 0; sl < nslots; sl++) {
-      if ((int)(sl % VPT_LEAF) >= lcount[sl / VPT_LEAF] || !lneed[sl / VPT_LEAF]) continue;
+      const size_t leaf = sl / VPT_LEAF;
+      if ((int)(sl % VPT_LEAF) >= lcount[leaf] || !lneed[leaf]) continue;
       const int i = ids[sl];
       if (changed[i] || dep[i] < 0) continue;
-      const vpt_view v = VPT_VIEW;
+      const unsigned long long kp = key[i];
       long nd = 0;
       double best = delta2[i];
       int bj = dep[i];
-      vpt_nearest_denser(&v, xs + sl * d, key[i], &best, &bj, 1, &nd);
+      if (lneed[leaf] <= VPT_CAND) { /* the listed leaves hold every candidate */
+        for (int c = 0; c < lneed[leaf]; c++) {
+          const size_t other = (size_t)lcand[leaf * VPT_CAND + (size_t)c];
+          for (int t = 0; t < lcount[other]; t++) {
+            const size_t so = other * VPT_LEAF + (size_t)t;
+            const int j = ids[so];
+            if (skey[so] <= kp || !changed[j] || okey[j] >= kp) continue;
+            nd++;
+            const double e = dpc_d2(xs + sl * d, xs + so * d, d);
+            if (e < best || (e == best && j < bj)) {
+              best = e;
+              bj = j;
+            }
+          }
+        }
+      } else {
+        const vpt_view v = VPT_VIEW;
+        vpt_nearest_denser(&v, xs + sl * d, kp, &best, &bj, 1, &nd);
+      }
       dep[i] = bj;
       delta2[i] = best;
       work[i] += nd;
@@ -1094,7 +1148,7 @@ static long assign_labels(dpc_state *s, double *transfer_s) {
 static void state_free(dpc_state *s) {
   tree_free(s);
   free(s->rho), free(s->dep), free(s->label), free(s->ptr_a), free(s->ptr_b), free(s->rank), free(s->delta2);
-  free(s->key), free(s->changed), free(s->global), free(s->alive), free(s->dead_host), free(s->work), free(s->leaf_of), free(s->lnew);
+  free(s->key), free(s->okey), free(s->changed), free(s->global), free(s->alive), free(s->dead_host), free(s->work), free(s->leaf_of), free(s->lnew);
   free(s);
 }
 
@@ -1123,6 +1177,7 @@ dpc_state *dpc_open(const float *x, size_t n, size_t capacity, size_t d, const d
   s->rank = pc_try_alloc(cap, sizeof *s->rank, "peak ranks");
   s->delta2 = pc_try_alloc(cap, sizeof *s->delta2, "delta");
   s->key = pc_try_alloc(cap, sizeof *s->key, "density keys");
+  s->okey = pc_try_alloc(cap, sizeof *s->okey, "density keys before a batch");
   s->changed = pc_try_alloc(cap, sizeof *s->changed, "changed flags");
   s->global = pc_try_alloc(cap, sizeof *s->global, "search flags");
   s->alive = pc_try_alloc(cap, sizeof *s->alive, "deletion flags");
@@ -1130,7 +1185,7 @@ dpc_state *dpc_open(const float *x, size_t n, size_t capacity, size_t d, const d
   s->work = pc_try_alloc(cap, sizeof *s->work, "distance counts");
   s->leaf_of = pc_try_alloc(cap, sizeof *s->leaf_of, "leaf of each point");
   s->lnew = NULL;
-  if (!s->rho || !s->dep || !s->label || !s->ptr_a || !s->ptr_b || !s->rank || !s->delta2 || !s->key || !s->changed ||
+  if (!s->rho || !s->dep || !s->label || !s->ptr_a || !s->ptr_b || !s->rank || !s->delta2 || !s->key || !s->okey || !s->changed ||
       !s->global || !s->alive || !s->dead_host || !s->work || !s->leaf_of) {
     state_free(s);
     return NULL;
@@ -1139,6 +1194,7 @@ dpc_state *dpc_open(const float *x, size_t n, size_t capacity, size_t d, const d
   DPC_DEVICE_ONLY int *leaf_of = s->leaf_of;
   DPC_DEVICE_ONLY double *delta2 = s->delta2;
   unsigned long long *key = s->key;
+  DPC_DEVICE_ONLY unsigned long long *okey = s->okey;
   DPC_DEVICE_ONLY unsigned char *changed = s->changed, *global = s->global, *alive = s->alive;
   long *work = s->work;
   DPC_DEVICE_ONLY const size_t nx = s->nx, n_in = n * d;
@@ -1146,7 +1202,7 @@ dpc_state *dpc_open(const float *x, size_t n, size_t capacity, size_t d, const d
   const double t_start = pc_now();
   double t0 = t_start;
   DEV_ENTER(map(alloc : x[0 : nx], rho[0 : cap], dep[0 : cap], label[0 : cap], ptr_a[0 : cap], ptr_b[0 : cap],
-                rank[0 : cap], delta2[0 : cap], key[0 : cap], changed[0 : cap], global[0 : cap], alive[0 : cap], work[0 : cap],
+                rank[0 : cap], delta2[0 : cap], key[0 : cap], okey[0 : cap], changed[0 : cap], global[0 : cap], alive[0 : cap], work[0 : cap],
                 leaf_of[0 : cap]))
   DEV_UPDATE(to(x[0 : n_in]))
   PAR_FOR()
@@ -1304,10 +1360,18 @@ int dpc_insert(dpc_state *s, size_t count, dpc_result *res) {
     t0 = pc_now();
     res->phase_s[DPC_PHASE_TREE] += t0 - t1;
 
+    /* the keys before the batch (new points: 0), for case (ii) of delta */
+    {
+      const unsigned long long *key = s->key;
+      unsigned long long *okey_w = s->okey;
+      PAR_FOR()
+      for (size_t i = 0; i < n1; i++) okey_w[i] = i < n0 ? key[i] : 0;
+    }
     /* rho: new points by the tree; old ones incidentally or separately */
     const float *xs = s->xs;
     const int *ids = s->ids, *lcount = s->lcount, *vp = s->vp;
     const unsigned long long *lmax2 = s->lmax2, *rmin2 = s->rmin2, *maxkey = s->maxkey, *skey = s->skey;
+  DPC_DEVICE_ONLY const unsigned long long *minokey = s->minokey, *okey = s->okey;
     const unsigned char *flag = s->flag;
     const size_t ninternal = s->ninternal, nslots = s->nslots;
     const double dc = s->dc, dc2 = s->dc2;
@@ -1399,6 +1463,7 @@ int dpc_delete(dpc_state *s, const int *del, size_t count, dpc_result *res) {
     const float *cxs = s->xs;
     const int *cids = s->ids, *clcount = s->lcount, *vp = s->vp;
     const unsigned long long *lmax2 = s->lmax2, *rmin2 = s->rmin2, *maxkey = s->maxkey, *skey = s->skey;
+  DPC_DEVICE_ONLY const unsigned long long *minokey = s->minokey, *okey = s->okey;
     const unsigned char *flag = s->flag;
     if (!incidental) { /* separate: each live point counts the deleted points near it, still in the leaves */
       PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
@@ -1501,12 +1566,12 @@ void dpc_close(dpc_state *s) {
   DPC_DEVICE_ONLY int *rho = s->rho, *dep = s->dep, *label = s->label, *ptr_a = s->ptr_a, *ptr_b = s->ptr_b, *rank = s->rank;
   DPC_DEVICE_ONLY int *leaf_of = s->leaf_of;
   DPC_DEVICE_ONLY double *delta2 = s->delta2;
-  DPC_DEVICE_ONLY unsigned long long *key = s->key;
+  DPC_DEVICE_ONLY unsigned long long *key = s->key, *okey = s->okey;
   DPC_DEVICE_ONLY unsigned char *changed = s->changed, *global = s->global, *alive = s->alive;
   DPC_DEVICE_ONLY long *work = s->work;
   DPC_DEVICE_ONLY const size_t nx = s->nx, cap = s->cap;
   DEV_EXIT(map(delete : x[0 : nx], rho[0 : cap], dep[0 : cap], label[0 : cap], ptr_a[0 : cap], ptr_b[0 : cap],
-               rank[0 : cap], delta2[0 : cap], key[0 : cap], changed[0 : cap], global[0 : cap], alive[0 : cap], work[0 : cap],
+               rank[0 : cap], delta2[0 : cap], key[0 : cap], okey[0 : cap], changed[0 : cap], global[0 : cap], alive[0 : cap], work[0 : cap],
                leaf_of[0 : cap]))
   state_free(s);
 }
