@@ -28,23 +28,31 @@
  * exact whenever one is found there, since every point closer than d_c was a candidate), and only
  * when there is none by a branch-and-bound search of the whole tree (nearer child first, subtrees
  * whose densest point is not denser skipped by a per-node maximum of the density key).
- * Labels (section 4.3): peaks on the host, then pointer jumping along the dependent points.
+ * Labels (section 4.3): peaks selected on the device (a gamma threshold found by counting passes
+ * from a sampled guess; only the candidates are copied back and sorted), then pointer jumping
+ * along the dependent points.
  *
  * Incremental (section 5): a batch is routed down the tree (one thread per new point, bounds
  * widened with atomic max/min); when a leaf would overflow every leaf is split (Inc_Capacity:
  * the tree grows a level; the new vantage point is the member farthest from the parent's), and
  * beyond VPT_EXTRA_LEVELS such growths the tree is rebuilt. rho of new points by the tree; old
  * points by the incidental method (atomic increments from the new points' searches) or the
- * separate one (each old point counts the new points in the subtrees holding them). delta: a
- * point whose rho changed (or a new point, or the old peak) is searched again; any other point
- * keeps its dependent unless a changed point closer than delta became denser, which a search
- * bounded by its old delta and restricted to subtrees holding changed points finds (the paper's
- * two cases). Peaks and labels are recomputed.
+ * separate one (each old point counts the new points in the subtrees holding them). delta, the
+ * paper's two cases: (i) a point whose rho changed (or a new point, or the old peak) is searched
+ * again; (ii) any other point p keeps its dependent unless a changed point q closer than delta_p
+ * crossed p's density in this batch (key before it below p's, now above). Case (ii) is found per
+ * leaf first (a ball holding the leaf, widened by the leaf's largest delta, must reach such a
+ * point; the leaves holding them are listed, up to VPT_CAND), then per point over the listed
+ * leaves (or a bounded tree walk when the list overflowed). Deletions (section 5.5): ids leave
+ * their leaves, rho drops (incidental or separate), and delta is searched again only where rho
+ * changed or the dependent died or is no longer denser: no other dependent can change. Peaks and
+ * labels are recomputed after every batch.
  *
  * Device data: x (all rows, filled per batch), per-point arrays and the tree are mapped once and
- * stay on the device; only rho and delta come back for the peak selection, labels at the end.
- * Distances are squared distances in double (see dpc.h); the distance of a delta and the bounds'
- * square roots are the only square roots (IEEE correctly rounded in every variant).
+ * stay on the device (the tree's arrays are remapped when it grows); only peak candidates come
+ * back during a run, labels at its end.
+ * Distances are squared distances in double (see dpc.h); square roots (of a delta, of the bounds,
+ * in gamma) are IEEE correctly rounded in every variant.
  */
 #include "dpc.h"
 #include "device.h"
