@@ -354,6 +354,12 @@ struct dpc_state {
         ninternal                                                                                         \
   }
 
+/* An index in [0, m) from draw number `counter` (u * m can round up to m when u is just below 1). */
+static size_t dpc_draw(uint64_t seed, uint64_t counter, size_t m) {
+  const size_t i = (size_t)(pc_hash_uniform(seed, DPC_STREAM, counter) * (double)m);
+  return i < m ? i : m - 1;
+}
+
 static size_t next_pow2(size_t v) {
   size_t p = 1;
   while (p < v) p <<= 1;
@@ -471,7 +477,7 @@ static int tree_build(dpc_state *s, size_t n) {
   DEV_ENTER(map(alloc : node_lo[0 : nn], node_n[0 : nn], perm[0 : n], pkey[0 : padded], pid[0 : padded]))
 
   /* the root's vantage point: the farthest point from a random one (ties to the lowest id) */
-  const size_t start = (size_t)(pc_hash_uniform(s->p.seed, DPC_STREAM, 0) * (double)n);
+  const size_t start = dpc_draw(s->p.seed, 0, n);
   double far = 0.0;
   PAR_FOR(reduction(max : far) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
   for (size_t i = 0; i < n; i++) far = fmax(far, dpc_d2(x + i * d, x + start * d, d));
@@ -1602,8 +1608,8 @@ double dpc_dc_percentile(const float *x, size_t n, size_t d, double percent, siz
       for (size_t j = i + 1; j < n; j++) v[k++] = dpc_d2(x + i * d, x + j * d, d);
   } else {
     for (; k < m; k++) {
-      size_t i = (size_t)(pc_hash_uniform(seed, DPC_STREAM, 2 * k + 1) * (double)n);
-      size_t j = (size_t)(pc_hash_uniform(seed, DPC_STREAM, 2 * k + 2) * (double)(n - 1));
+      const size_t i = dpc_draw(seed, 2 * k + 1, n);
+      size_t j = dpc_draw(seed, 2 * k + 2, n - 1);
       if (j >= i) j++; /* j != i */
       v[k] = dpc_d2(x + i * d, x + j * d, d);
     }
