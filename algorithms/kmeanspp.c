@@ -62,6 +62,7 @@ int kmpp_sampler_open(kmpp_sampler *s, size_t capacity, int runs, int rounds, in
   s->runs = runs;
   s->rounds = rounds;
   s->draws = draws;
+  s->search_arity = KMPP_SEARCH_ARITY;
   DEV_ENTER(map(alloc : s->dist[0 : points], s->wheel[0 : points], s->block_sums[0 : blocks], s->uniforms[0 : picks],
                 s->chosen[0 : picks]))
   return 0;
@@ -78,25 +79,61 @@ void kmpp_sampler_close(kmpp_sampler *s) {
   memset(s, 0, sizeof *s);
 }
 
+DEV_FUNCS_BEGIN
+/* The first steps of a draw, by one thread: the run's total (the block totals added in order),
+ * the target t = u * total (below total), and the block holding the answer: the first whose
+ * end, the running sum after it, exceeds t. Returns that block and sets *target and *offset (the
+ * running sum before it), or -1 when the run has no mass. */
+static inline long kmpp_target_block(const double *sums, size_t blocks, double u, double *target, double *offset) {
+  double total = 0.0;
+  for (size_t b = 0; b < blocks; b++) total += sums[b];
+  if (!(total > 0.0)) return -1;
+  double t = u * total;
+  if (!(t < total)) t = nextafter(total, 0.0);
+  size_t b = 0;
+  double before = 0.0;
+  while (!(before + sums[b] > t)) before += sums[b++];
+  *target = t;
+  *offset = before;
+  return (long)b;
+}
+DEV_FUNCS_END
+
 void kmpp_wheel_pick(const double *wheel, const double *block_sums, size_t n, int runs, int draws, const double *uniforms,
                      long *picks, size_t stride, int arity) {
-  const size_t blocks = kmpp_blocks(n), parts = (size_t)arity, teams = (size_t)runs * (size_t)draws;
-  PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams((int)teams)) thread_limit(arity)))
-  for (size_t t = 0; t < teams; t++) {
+  const size_t blocks = kmpp_blocks(n), parts = (size_t)arity, all = (size_t)runs * (size_t)draws;
+  if (arity <= 2) { /* a thread per draw, binary search */
+    PAR_FOR()
+    for (size_t t = 0; t < all; t++) {
+      const size_t e = t / (size_t)draws, q = t % (size_t)draws;
+      const double *local = wheel + e * n;
+      double target = 0.0, offset = 0.0;
+      const long b = kmpp_target_block(block_sums + e * blocks, blocks, uniforms[e * stride + q], &target, &offset);
+      long pick = -1;
+      if (b >= 0) {
+        /* the answer lies in [lo, hi]; hi (the block's last point) always qualifies */
+        size_t lo = (size_t)b * PC_SCAN_BLOCK, hi = (lo + PC_SCAN_BLOCK < n ? lo + PC_SCAN_BLOCK : n) - 1;
+        while (lo < hi) {
+          const size_t mid = lo + (hi - lo) / 2;
+          if (local[mid + 1] + offset > target) hi = mid;
+          else lo = mid + 1;
+        }
+        pick = (long)lo;
+      }
+      picks[e * stride + q] = pick;
+    }
+    return;
+  }
+  /* Okuda's search: a team of `arity` threads per draw */
+  PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams((int)all)) thread_limit(arity)))
+  for (size_t t = 0; t < all; t++) {
     const size_t e = t / (size_t)draws, q = t % (size_t)draws;
-    const double *sums = block_sums + e * blocks, *local = wheel + e * n;
-    double total = 0.0;
-    for (size_t b = 0; b < blocks; b++) total += sums[b];
+    const double *local = wheel + e * n;
+    double target = 0.0, offset = 0.0;
+    const long b = kmpp_target_block(block_sums + e * blocks, blocks, uniforms[e * stride + q], &target, &offset);
     long pick = -1;
-    if (total > 0.0) {
-      double target = uniforms[e * stride + q] * total;
-      if (!(target < total)) target = nextafter(total, 0.0);
-      /* the block: the first whose end, the running sum after it, exceeds the target */
-      size_t b = 0;
-      double offset = 0.0;
-      while (!(offset + sums[b] > target)) offset += sums[b++];
-      /* within it, the answer lies in [lo, hi]; hi (the block's last point) always qualifies */
-      size_t lo = b * PC_SCAN_BLOCK, hi = (lo + PC_SCAN_BLOCK < n ? lo + PC_SCAN_BLOCK : n) - 1;
+    if (b >= 0) {
+      size_t lo = (size_t)b * PC_SCAN_BLOCK, hi = (lo + PC_SCAN_BLOCK < n ? lo + PC_SCAN_BLOCK : n) - 1;
       while (lo < hi) {
         /* parts of `step` candidates; those whose last candidate fails the test form a prefix */
         const size_t step = (hi - lo + parts) / parts;
@@ -117,10 +154,10 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, size_t n, in
 
 DEV_FUNCS_BEGIN
 /* Squared distance of points i and c, summed in double in dimension order. */
-static inline double kmpp_dist2(const float *x, size_t i, size_t c, size_t d, size_t ps, size_t ds) {
+static inline double kmpp_dist2(const double *x, size_t i, size_t c, size_t d, size_t ps, size_t ds) {
   double s = 0.0;
   for (size_t j = 0; j < d; j++) {
-    const double diff = (double)x[i * ps + j * ds] - (double)x[c * ps + j * ds];
+    const double diff = x[i * ps + j * ds] - x[c * ps + j * ds];
     s += diff * diff;
   }
   return s;
@@ -131,7 +168,8 @@ DEV_FUNCS_END
  * previous round (fresh NULL: the first round, masses = weights), the masses w_i D(i)^2, their
  * prefix sums within each block and the blocks' totals. */
 static void kmpp_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh, size_t stride) {
-  const float *x = p->x, *w = p->w;
+  const double *x = p->x;
+  const float *w = p->w;
   const size_t n = p->n, d = p->d, ps = p->point_stride, ds = p->dim_stride;
   const size_t blocks = kmpp_blocks(n), teams = blocks * (size_t)s->runs;
   const int draws = s->draws;
@@ -154,9 +192,9 @@ static void kmpp_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh
         const size_t c = (size_t)picked[q];
         double s2[KMPP_LANES] = {0.0};
         for (size_t j = 0; j < d; j++) {
-          const double cj = (double)x[c * ps + j * ds];
+          const double cj = x[c * ps + j * ds];
           for (size_t l = 0; l < KMPP_LANES; l++) { /* a short last step re-reads its first point */
-            const double diff = (double)x[(i0 + (l < lanes ? l : 0)) * ps + j * ds] - cj;
+            const double diff = x[(i0 + (l < lanes ? l : 0)) * ps + j * ds] - cj;
             s2[l] += diff * diff;
           }
         }
@@ -196,7 +234,7 @@ void kmpp_sample(const kmpp_points *p, kmpp_sampler *s, kmpp_draws rng, double *
     spent.distance += t1 - t0;
     if (r == rounds) break; /* the last pass only brings the distances and costs up to date */
     const size_t round = (size_t)r * (size_t)draws;
-    kmpp_wheel_pick(s->wheel, block_sums, p->n, runs, draws, uniforms + round, chosen + round, per_run, KMPP_SEARCH_ARITY);
+    kmpp_wheel_pick(s->wheel, block_sums, p->n, runs, draws, uniforms + round, chosen + round, per_run, s->search_arity);
     spent.selection += pc_now() - t1;
   }
   t0 = pc_now();
@@ -226,7 +264,7 @@ size_t kmpp_chosen_row(const kmpp_sampler *s, int run, size_t *chosen) {
 }
 
 void kmpp_nearest(const kmpp_points *p, const kmpp_sampler *s, int run, size_t count, int *nearest) {
-  const float *x = p->x;
+  const double *x = p->x;
   const size_t n = p->n, d = p->d, ps = p->point_stride, ds = p->dim_stride;
   const long *row = s->chosen + (size_t)run * (size_t)s->rounds * (size_t)s->draws;
   PAR_FOR()
@@ -247,20 +285,22 @@ void kmpp_nearest(const kmpp_points *p, const kmpp_sampler *s, int run, size_t c
 int kmpp_seed(const float *x, const float *weights, size_t n, size_t d, int k, uint64_t seed, size_t *chosen) {
   if (k < 1 || (size_t)k > n) return pc_fail("k-means++: k = %d is outside [1, %zu]", k, n);
   float *w = pc_try_alloc(n, sizeof *w, "k-means++ point weights");
+  double *xd = pc_try_alloc(n, d * sizeof *xd, "k-means++ points in double");
   kmpp_sampler sampler;
-  if (!w || kmpp_sampler_open(&sampler, n, 1, k, 1) != 0) {
-    free(w);
+  if (!w || !xd || kmpp_sampler_open(&sampler, n, 1, k, 1) != 0) {
+    free(w), free(xd);
     return -1;
   }
   for (size_t i = 0; i < n; i++) w[i] = weights ? weights[i] : 1.0f;
-  const kmpp_points points = {x, w, n, d, d, 1};
+  for (size_t a = 0; a < n * d; a++) xd[a] = (double)x[a];
+  const kmpp_points points = {xd, w, n, d, d, 1};
   double cost;
-  DEV_ENTER(map(to : x[0 : n * d], w[0 : n]))
+  DEV_ENTER(map(to : xd[0 : n * d], w[0 : n]))
   kmpp_sample(&points, &sampler, (kmpp_draws){seed, PC_STREAM_KMEANSPP, 0, 0}, &cost, NULL);
-  DEV_EXIT(map(delete : x[0 : n * d], w[0 : n]))
+  DEV_EXIT(map(delete : xd[0 : n * d], w[0 : n]))
   const size_t got = kmpp_chosen_row(&sampler, 0, chosen);
   kmpp_sampler_close(&sampler);
-  free(w);
+  free(w), free(xd);
   if (got < (size_t)k)
     return pc_fail("k-means++: only %zu points carry weight or distance, fewer than k = %d (duplicates or zero weights)", got,
                    k);

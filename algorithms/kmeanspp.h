@@ -21,16 +21,19 @@
 #include <stdint.h>
 
 /* Chooses k distinct rows of x (n x d, row-major); weights (n values >= 0) or NULL for all 1.
+ * Works on a double copy of x (8 n d bytes, on the device too in the gpu variant).
  * Writes the row indices, in the order drawn, to chosen[0..k): k rounds of one draw from
  * stream PC_STREAM_KMEANSPP, first_draw 0. Returns 0, or -1 with a pc_fail message when fewer
  * than k points carry weight or distance (duplicates, zero weights). */
 int kmpp_seed(const float *x, const float *weights, size_t n, size_t d, int k, uint64_t seed, size_t *chosen);
 
 /* Points as D^2 sampling reads them: feature j of point i at x[i * point_stride + j * dim_stride]
- * (row-major: d, 1; dimension-major: 1, n), weight w[i] >= 0. In the gpu variant x and w must be
- * present on the device. */
+ * (row-major: d, 1; dimension-major: 1, n), in double (the distances are summed in double: no
+ * conversion per distance), weight w[i] >= 0. In the gpu variant x and w must be present on the
+ * device. */
 typedef struct {
-  const float *x, *w;
+  const double *x;
+  const float *w;
   size_t n, d, point_stride, dim_stride;
 } kmpp_points;
 
@@ -52,6 +55,7 @@ typedef struct {
 typedef struct {
   size_t capacity;
   int runs, rounds, draws;
+  int search_arity;   /* kmpp_wheel_pick's arity; kmpp_sampler_open sets KMPP_SEARCH_ARITY */
   double *dist;       /* runs x n: squared distance to the nearest chosen point */
   double *wheel;      /* runs x n: exclusive prefix sums of the masses within each block */
   double *block_sums; /* runs x blocks of PC_SCAN_BLOCK: each block's total mass */
@@ -84,11 +88,12 @@ void kmpp_nearest(const kmpp_points *p, const kmpp_sampler *s, int run, size_t c
  * block_sums[e blocks ..] the blocks' totals; E[i] = wheel[i] + the running sum of the earlier
  * block totals (exactly common/scan.c's prefix sums), total = E[n]. For q < draws, with
  * u = uniforms[e * stride + q] and t = u * total (lowered below total if rounding reached it),
- * picks[e * stride + q] = the first i < n with E[i+1] > t, or -1 when total is 0. The block is
- * found by one thread walking the block totals; within it each level splits the range into
- * `arity` parts and keeps the one where the comparison turns true (GPU: one team per draw, one
- * thread per part; arity 2 is a binary search). Same answer for any arity >= 2. In the gpu
- * variant all arrays must be present on the device. */
+ * picks[e * stride + q] = the first i < n with E[i+1] > t, or -1 when total is 0. One thread
+ * walks the block totals to the block that holds the answer; within the block, arity 2 is a
+ * binary search by that thread (a thread per draw), and arity A > 2 Okuda's A-ary search (on
+ * the GPU a team of A threads per draw: each level splits the range into A parts and keeps the
+ * one where the comparison turns true). The same answer for any arity. In the gpu variant all
+ * arrays must be present on the device. */
 void kmpp_wheel_pick(const double *wheel, const double *block_sums, size_t n, int runs, int draws, const double *uniforms,
                      long *picks, size_t stride, int arity);
 

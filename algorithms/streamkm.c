@@ -82,10 +82,14 @@ static void skm_count_served(const int *nearest, size_t n, size_t centres, long 
   }
 }
 
-/* Reads rows [first, first + rows) and writes their dimension-major copy to xt. */
-static int skm_read_chunk(const skm_source *src, size_t first, size_t rows, float *buffer, float *xt) {
+/* Reads rows [first, first + rows) and writes their dimension-major copy to xt, in double: the
+ * distances are summed in double, and the device then converts nothing per distance. */
+static int skm_read_chunk(const skm_source *src, size_t first, size_t rows, float *buffer, double *xt) {
   if (src->read(src->ctx, first, rows, buffer) != 0) return -1;
-  km_transpose(buffer, rows, src->d, xt);
+  const size_t d = src->d;
+  HOST_PAR_FOR()
+  for (size_t i = 0; i < rows; i++)
+    for (size_t j = 0; j < d; j++) xt[j * rows + i] = (double)buffer[i * d + j];
   return 0;
 }
 
@@ -143,7 +147,7 @@ int skm_run(const skm_source *src, const skm_params *params, float *centres, skm
 
   const double t_start = pc_now();
   float *buffer = pc_try_alloc(md, sizeof(float), "chunk rows");
-  float *xt = pc_try_alloc(md, sizeof(float), "dimension-major chunk");
+  double *xt = pc_try_alloc(md, sizeof(double), "dimension-major chunk");
   float *ones = pc_try_alloc(m, sizeof(float), "chunk weights");
   int *nearest = pc_try_alloc(m, sizeof(int), "chunk nearest points");
   double *costs = pc_try_alloc((size_t)repetitions, sizeof(double), "k-means# costs");
@@ -160,6 +164,8 @@ int skm_run(const skm_source *src, const skm_params *params, float *centres, skm
   if (!buffer || !xt || !ones || !nearest || !costs || !best_row || !served || !best_served || !union_x || !union_w ||
       !union_pick || !result->kept_row || !result->kept_weight || kmpp_sampler_open(&sampler, m, repetitions, k, draws) != 0)
     goto done;
+  if (params->search_arity) sampler.search_arity = params->search_arity;
+  result->search_arity = sampler.search_arity;
   for (size_t i = 0; i < m; i++) ones[i] = 1.0f;
 
   double t0 = pc_now();
@@ -217,7 +223,7 @@ done:
 
 /* labels and squared distances of the n points (xt dimension-major) to the nearest of k
  * centres (row-major). */
-static void skm_nearest_centre(const float *xt, size_t n, size_t d, const float *centres, int k, int *labels, double *dist) {
+static void skm_nearest_centre(const double *xt, size_t n, size_t d, const float *centres, int k, int *labels, double *dist) {
   PAR_FOR()
   for (size_t i = 0; i < n; i++) {
     double best = INFINITY;
@@ -225,7 +231,7 @@ static void skm_nearest_centre(const float *xt, size_t n, size_t d, const float 
     for (int c = 0; c < k; c++) {
       double s = 0.0;
       for (size_t j = 0; j < d; j++) {
-        const double diff = (double)xt[j * n + i] - (double)centres[(size_t)c * d + j];
+        const double diff = xt[j * n + i] - (double)centres[(size_t)c * d + j];
         s += diff * diff;
       }
       if (s < best) {
@@ -241,7 +247,7 @@ static void skm_nearest_centre(const float *xt, size_t n, size_t d, const float 
 int skm_assign(const skm_source *src, const float *centres, int k, size_t chunk_size, int *labels, double *cost) {
   const size_t n = src->n, d = src->d, m = chunk_size < n ? chunk_size : n;
   float *buffer = pc_try_alloc(m, d * sizeof(float), "chunk rows");
-  float *xt = pc_try_alloc(m, d * sizeof(float), "dimension-major chunk");
+  double *xt = pc_try_alloc(m, d * sizeof(double), "dimension-major chunk");
   int *chunk_labels = pc_try_alloc(m, sizeof(int), "chunk labels");
   double *dist = pc_try_alloc(m, sizeof(double), "chunk distances");
   int rc = -1;
