@@ -64,6 +64,7 @@ static int set_append(strm_set *s, const float *x, long w, size_t d) {
 }
 
 static int set_append_all(strm_set *s, const strm_set *from, size_t d) {
+  if (from->n == 0) return 0;
   if (set_reserve(s, s->n + from->n, d)) return -1;
   memcpy(s->x + s->n * d, from->x, from->n * d * sizeof *s->x);
   memcpy(s->w + s->n, from->w, from->n * sizeof *s->w);
