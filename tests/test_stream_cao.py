@@ -1,4 +1,6 @@
-"""Cao et al.'s stream clustering (`stream`: STREAM over blocks, and the sliding window): the cost
+"""Cao et al.'s stream clustering (`stream`: STREAM over blocks, and the sliding window): the
+centres and the bookkeeping are those of an independent implementation of the documented rule
+(tests/stream_reference.py); the cost
 on planted Gaussian clusters is close to Lloyd's on the same points (the whole stream, or the
 window's points); labels and the reported SSE are those of the written centres (NumPy brute
 force); the blocks, levels, combinations, buckets and queries follow the documented rules (an
@@ -11,6 +13,8 @@ import pytest
 from sklearn.cluster import KMeans
 
 from helpers import SANITIZER_MARKERS, load_labels, load_matrix, load_report, write_points
+from stream_reference import entire as reference_entire
+from stream_reference import window as reference_window
 
 
 def run_stream(binary, data, *args):
@@ -35,6 +39,36 @@ def default_block(base, n, k, epsilon=0.5):
     """The documented default: max(ceil(base^epsilon), 2k), at most base, at most n."""
     m = max(math.ceil(base ** epsilon), 2 * k)
     return min(m, base, n)
+
+
+# ---- against the independent reference ------------------------------------------------------
+
+# (spec, k, seed, options): default blocks, many levels (blocks of 2k), a short last block, the
+# window with queries, a window larger than a bucket class chain, another epsilon.
+REFERENCE_CASES = [
+    ("blobs:n=3000,d=3,centers=5,std=0.3,seed=4", 5, 1, []),
+    ("blobs:n=2999,d=2,centers=4,std=0.5,seed=7", 4, 3, ["--block-size", 8]),
+    ("blobs:n=2500,d=4,centers=6,std=0.4,seed=2", 6, 5, ["--window", 700, "--block-size", 30, "--query-every", 400]),
+    ("blobs:n=4001,d=3,centers=3,std=0.3,seed=9", 3, 2, ["--window", 1500]),
+    ("blobs:n=3000,d=5,centers=8,std=0.3,seed=3", 8, 7, ["--epsilon", 0.7, "--max-iter", 3]),
+]
+
+
+@pytest.mark.parametrize("spec,k,seed,extra", REFERENCE_CASES)
+def test_matches_the_reference(variant, seq, work, spec, k, seed, extra):
+    x = generated(seq, work, spec)
+    opts = dict(zip(extra[::2], extra[1::2]))
+    run_stream(variant, "gen:" + spec, "-k", k, "--seed", seed, *extra, "--centres", work / "c.npy",
+               "--report", work / "r.json")
+    r = load_report(work / "r.json")
+    m, max_iter = r["params"]["block_size"], int(opts.get("--max-iter", 100))
+    if "--window" in opts:
+        centres, counts = reference_window(x, k, seed, m, int(opts["--window"]), int(opts.get("--query-every", 0)),
+                                           max_iter=max_iter)
+    else:
+        centres, counts = reference_entire(x, k, seed, m, max_iter=max_iter)
+    assert {key: r[key] for key in counts} == counts
+    np.testing.assert_allclose(np.load(work / "c.npy"), centres, rtol=1e-5, atol=1e-5)
 
 
 # ---- the bookkeeping, simulated (every clustering of more than k weighted points gives k) ----
