@@ -307,3 +307,15 @@ def test_asan_normal_runs(asan, work):
             for marker in SANITIZER_MARKERS:
                 assert marker not in err, err
             assert err.startswith("stream [seq") and err.count("\n") == 1, err
+
+
+def test_omp_thread_counts_agree(omp, work):
+    for extra in ([], ["--window", 3000, "--query-every", 2500]):
+        outs = []
+        for t in (1, 2, 3):
+            run_stream(omp, "gen:blobs:n=12000,d=4,centers=7,std=0.3,seed=6", "-k", 7, *extra, "--threads", t,
+                       "--centres", work / f"c{t}.npy", "--labels", work / f"l{t}.npy")
+            outs.append((np.load(work / f"c{t}.npy"), np.load(work / f"l{t}.npy")))
+        for c, labels in outs[1:]:
+            assert np.array_equal(labels, outs[0][1])
+            np.testing.assert_allclose(c, outs[0][0], rtol=1e-5, atol=1e-5)
