@@ -21,6 +21,7 @@ static const char usage[] =
     "  kmeans   Lloyd's k-means (pragmaclust kmeans --help)\n"
     "  dbscan   DBSCAN, identical to sequential DBSCAN (pragmaclust dbscan --help)\n"
     "  streamkm streaming k-means: k-means# per chunk, k-means++ on the union (pragmaclust streamkm --help)\n"
+    "  stream   Cao et al.'s stream clustering: STREAM over blocks, or a sliding window (pragmaclust stream --help)\n"
     "  generate write a synthetic data set to a file (pragmaclust generate --help)\n"
     "  info     variant, compiler, flags and the OpenMP devices this build sees\n"
     "This build: variant %s, %s.\n";
@@ -55,7 +56,8 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "kmeans")) return pc_cmd_kmeans(argc - 1, argv + 1);
   if (!strcmp(argv[1], "dbscan")) return pc_cmd_dbscan(argc - 1, argv + 1);
   if (!strcmp(argv[1], "streamkm")) return pc_cmd_streamkm(argc - 1, argv + 1);
+  if (!strcmp(argv[1], "stream")) return pc_cmd_stream(argc - 1, argv + 1);
   if (!strcmp(argv[1], "info")) return pc_cmd_info(argc - 1, argv + 1);
   if (!strcmp(argv[1], "generate")) return pc_cmd_generate(argc - 1, argv + 1);
-  pc_die(PC_EXIT_USAGE, "unknown subcommand '%s' (kmeans, dbscan, streamkm, generate, info; see pragmaclust-%s --help)", argv[1], pc_build_variant());
+  pc_die(PC_EXIT_USAGE, "unknown subcommand '%s' (kmeans, dbscan, streamkm, stream, generate, info; see pragmaclust-%s --help)", argv[1], pc_build_variant());
 }

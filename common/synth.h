@@ -44,7 +44,7 @@ void pc_gen_rows(const pc_gen_spec *spec, size_t row_begin, size_t rows, float *
 size_t pc_gen_blob_of(const pc_gen_spec *spec, size_t i);
 
 /* Streams of pc_hash_uniform that algorithms draw from (the generators use 1..15). */
-enum { PC_STREAM_KMEANSPP = 16, PC_STREAM_KMEANS_SHARP = 17 };
+enum { PC_STREAM_KMEANSPP = 16, PC_STREAM_KMEANS_SHARP = 17, PC_STREAM_STREAM = 18 };
 
 /* The SplitMix64 finaliser, and a uniform double in [0, 1) that depends only on (seed, stream,
  * index). Inline and device-callable: kernels draw their own random numbers. */
