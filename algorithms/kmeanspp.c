@@ -4,11 +4,11 @@
  * Every run of a sampler advances together, so a round costs two passes over the device
  * whatever the number of runs (Okuda's design launches kernels per run and leaves a modern GPU
  * idle; the runs of one chunk are independent):
- *  1. masses: one team per (run, block of PC_SCAN_BLOCK points). Its threads update D(i)^2
- *     against the run's points of the previous round (one point per iteration, dimension-major
- *     data read coalesced, Okuda section 3.2) and write the masses to team-local memory; then
- *     one thread sums them in order (the scan's fixed order) into the block's prefix sums and
- *     total.
+ *  1. masses: one team per (run, KMPP_TEAM_POINTS points). Its threads update D(i)^2 against
+ *     the run's points of the previous round (one point per GPU thread, dimension-major data
+ *     read coalesced, Okuda section 3.2) and write the masses to team-local memory; then a
+ *     thread per block of the scan sums them in order (the scan's fixed order) into the
+ *     block's prefix sums and total.
  *  2. picks: one team per (run, draw). One thread walks the run's block totals to its total and
  *     to the block holding the target; the team's threads search that block A-ary (Okuda
  *     section 3.3).
@@ -36,6 +36,25 @@
 #else
 #define KMPP_LANES 8
 #endif
+#endif
+
+/* Points a team of the distance pass takes (a multiple of PC_SCAN_BLOCK: each thread of the
+ * team's last step sums one block of the scan). */
+#ifndef KMPP_TEAM_POINTS
+#define KMPP_TEAM_POINTS (8 * PC_SCAN_BLOCK)
+#endif
+
+/* Unrolling of the loop over dimensions of a distance: on the GPU none by default (unrolled by 4
+ * the pass took 164 registers a thread, one team per SM; by 2, 94; not at all, 72), left to the
+ * compiler on the CPU. */
+#if defined(PC_VARIANT_GPU)
+#ifndef KMPP_UNROLL_DIMS
+#define KMPP_UNROLL_DIMS 1
+#endif
+#define KMPP_UNROLL(count) PC_PRAGMA(clang loop unroll_count(count))
+#define KMPP_DIMENSION_LOOP KMPP_UNROLL(KMPP_UNROLL_DIMS)
+#else
+#define KMPP_DIMENSION_LOOP
 #endif
 
 static size_t kmpp_blocks(size_t n) { return (n + PC_SCAN_BLOCK - 1) / PC_SCAN_BLOCK; }
@@ -166,22 +185,25 @@ DEV_FUNCS_END
 
 /* Pass 1 of a round, every run: D(i)^2 against the run's points fresh[e * stride ..] of the
  * previous round (fresh NULL: the first round, masses = weights), the masses w_i D(i)^2, their
- * prefix sums within each block and the blocks' totals. */
+ * prefix sums within each block of the scan and the blocks' totals. A team takes
+ * KMPP_TEAM_POINTS points of one run: its threads share the distances, then each of its
+ * KMPP_TEAM_POINTS / PC_SCAN_BLOCK blocks is summed in order by one thread. */
 static void kmpp_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh, size_t stride) {
   const double *x = p->x;
   const float *w = p->w;
   const size_t n = p->n, d = p->d, ps = p->point_stride, ds = p->dim_stride;
-  const size_t blocks = kmpp_blocks(n), teams = blocks * (size_t)s->runs;
+  const size_t blocks = kmpp_blocks(n), spans = (n + KMPP_TEAM_POINTS - 1) / KMPP_TEAM_POINTS;
+  const size_t teams = spans * (size_t)s->runs;
   const int draws = s->draws;
   double *dist = s->dist, *wheel = s->wheel, *block_sums = s->block_sums;
   PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams((int)teams)) thread_limit(PC_GPU_THREADS)))
   for (size_t t = 0; t < teams; t++) {
-    const size_t e = t / blocks, begin = (t % blocks) * PC_SCAN_BLOCK;
-    const size_t end = begin + PC_SCAN_BLOCK < n ? begin + PC_SCAN_BLOCK : n;
+    const size_t e = t / spans, begin = (t % spans) * KMPP_TEAM_POINTS;
+    const size_t end = begin + KMPP_TEAM_POINTS < n ? begin + KMPP_TEAM_POINTS : n;
     const long *picked = fresh ? fresh + e * stride : NULL;
     const int count = picked && picked[0] >= 0 ? draws : 0; /* none once the run's mass is spent */
     double *dist_e = dist + e * n;
-    double mass[PC_SCAN_BLOCK];
+    double mass[KMPP_TEAM_POINTS];
     TEAM_LOCAL(mass)
     TEAM_PAR_FOR()
     for (size_t i0 = begin; i0 < end; i0 += KMPP_LANES) {
@@ -191,6 +213,7 @@ static void kmpp_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh
       for (int q = 0; q < count; q++) {
         const size_t c = (size_t)picked[q];
         double s2[KMPP_LANES] = {0.0};
+        KMPP_DIMENSION_LOOP
         for (size_t j = 0; j < d; j++) {
           const double cj = x[c * ps + j * ds];
           for (size_t l = 0; l < KMPP_LANES; l++) { /* a short last step re-reads its first point */
@@ -207,13 +230,17 @@ static void kmpp_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh
         mass[i - begin] = !picked ? (double)w[i] : w[i] == 0.0f ? 0.0 : (double)w[i] * best[l];
       }
     }
-    double running = 0.0; /* one thread, in order: the scan's additions */
-    for (size_t i = begin; i < end; i++) {
-      const double v = mass[i - begin];
-      wheel[e * n + i] = running;
-      running += v;
+    TEAM_PAR_FOR()
+    for (size_t b = begin / PC_SCAN_BLOCK; b < (end - 1) / PC_SCAN_BLOCK + 1; b++) {
+      const size_t lo = b * PC_SCAN_BLOCK, hi = lo + PC_SCAN_BLOCK < end ? lo + PC_SCAN_BLOCK : end;
+      double running = 0.0; /* in order: the scan's additions */
+      for (size_t i = lo; i < hi; i++) {
+        const double v = mass[i - begin];
+        wheel[e * n + i] = running;
+        running += v;
+      }
+      block_sums[e * blocks + b] = running;
     }
-    block_sums[t] = running;
   }
 }
 
