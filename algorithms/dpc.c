@@ -69,7 +69,7 @@ const char *const dpc_index_names[2] = {"none", "vptree"};
 const char *const dpc_phase_names[DPC_NPHASES] = {"transfers", "tree_build", "rho", "delta", "assignment"};
 
 /* Stream of pc_hash_uniform for the random start of the vantage heuristic and d_c sampling. */
-#define DPC_STREAM 18
+#define DPC_STREAM PC_STREAM_DPC
 /* Leaf-splitting rounds allowed after a build before the tree is rebuilt instead. */
 #define VPT_EXTRA_LEVELS 4
 /* Relative slack of the pruning tests (see the header comment). */

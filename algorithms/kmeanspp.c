@@ -1,12 +1,19 @@
 /*
  * kmeanspp.c - D^2 sampling (k-means++ and k-means# rounds); see kmeanspp.h for the rule.
  *
- * Per round, on the device in the gpu variant (points, weights and work arrays are present):
- * the masses w_i D(i)^2 and their prefix sums (common/scan.c), the round's `draws` targets
- * from the host, one A-ary search per target (Okuda section 3.3: one team per target, its
- * threads compare the target with A evenly spaced wheel entries per level), and the update of
- * D(i)^2 and the nearest chosen point against the round's new points (one point per iteration,
- * Okuda section 3.2). Only the total and the picked indices come back each round.
+ * Every run of a sampler advances together, so a round costs two passes over the device
+ * whatever the number of runs (Okuda's design launches kernels per run and leaves a modern GPU
+ * idle; the runs of one chunk are independent):
+ *  1. masses: one team per (run, KMPP_TEAM_POINTS points). Its threads update D(i)^2 against
+ *     the run's points of the previous round (one point per GPU thread, dimension-major data
+ *     read coalesced, Okuda section 3.2) and write the masses to team-local memory; then a
+ *     thread per block of the scan sums them in order (the scan's fixed order) into the
+ *     block's prefix sums and total.
+ *  2. picks: one team per (run, draw). One thread walks the run's block totals to its total and
+ *     to the block holding the target; the team's threads search that block A-ary (Okuda
+ *     section 3.3).
+ * The uniforms are drawn on the device up front, so nothing crosses the bus per round; the
+ * block totals come back once, for the runs' costs.
  */
 #include "kmeanspp.h"
 #include "device.h"
@@ -19,124 +26,308 @@
 #include <stdlib.h>
 #include <string.h>
 
-void kmpp_wheel_search(const double *wheel, size_t n, const double *targets, long *picks, int count, int arity) {
-  const size_t parts = (size_t)arity;
-  PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams(count)) thread_limit(arity)))
-  for (int q = 0; q < count; q++) {
-    const double target = targets[q];
-    size_t lo = 0, hi = n - 1; /* the answer lies in [lo, hi]; hi always qualifies */
-    while (lo < hi) {
-      /* parts of `step` candidates; those whose last candidate fails the test form a prefix */
-      const size_t step = (hi - lo + parts) / parts;
-      size_t failing = 0;
-      TEAM_PAR_FOR(reduction(+ : failing))
-      for (size_t part = 0; part < parts; part++) {
-        const size_t last = lo + (part + 1) * step - 1;
-        failing += last < hi && !(wheel[last + 1] > target);
+/* Points a work item of the distance pass takes. The CPU steps through KMPP_LANES neighbouring
+ * points at once, so the loop over them becomes SIMD instructions (each point's sum still runs
+ * over the dimensions in order: the same bits); a GPU thread takes one point, so that a warp
+ * reads 32 neighbouring points of the dimension-major data. */
+#ifndef KMPP_LANES
+#if defined(PC_VARIANT_GPU)
+#define KMPP_LANES 1
+#else
+#define KMPP_LANES 8
+#endif
+#endif
+
+/* Points a team of the distance pass takes (a multiple of PC_SCAN_BLOCK: each thread of the
+ * team's last step sums one block of the scan). */
+#ifndef KMPP_TEAM_POINTS
+#define KMPP_TEAM_POINTS (8 * PC_SCAN_BLOCK)
+#endif
+
+/* Unrolling of the loop over dimensions of a distance: on the GPU none by default (unrolled by 4
+ * the pass took 164 registers a thread, one team per SM; by 2, 94; not at all, 72), left to the
+ * compiler on the CPU. */
+#if defined(PC_VARIANT_GPU)
+#ifndef KMPP_UNROLL_DIMS
+#define KMPP_UNROLL_DIMS 1
+#endif
+#define KMPP_UNROLL(count) PC_PRAGMA(clang loop unroll_count(count))
+#define KMPP_DIMENSION_LOOP KMPP_UNROLL(KMPP_UNROLL_DIMS)
+#else
+#define KMPP_DIMENSION_LOOP
+#endif
+
+static size_t kmpp_blocks(size_t n) { return (n + PC_SCAN_BLOCK - 1) / PC_SCAN_BLOCK; }
+
+int kmpp_sampler_open(kmpp_sampler *s, size_t capacity, int runs, int rounds, int draws) {
+  memset(s, 0, sizeof *s);
+  const size_t per_run = (size_t)rounds * (size_t)draws;
+  size_t points, blocks, picks;
+  if (pc_mul_size(capacity, (size_t)runs, &points, "D^2 sampling runs") ||
+      pc_mul_size(kmpp_blocks(capacity), (size_t)runs, &blocks, "D^2 sampling runs") ||
+      pc_mul_size(per_run, (size_t)runs, &picks, "D^2 sampling draws"))
+    return -1;
+  s->dist = pc_try_alloc(points, sizeof(double), "D^2 distances");
+  s->wheel = pc_try_alloc(points, sizeof(double), "D^2 prefix sums");
+  s->block_sums = pc_try_alloc(blocks, sizeof(double), "D^2 block sums");
+  s->uniforms = pc_try_alloc(picks, sizeof(double), "D^2 uniforms");
+  s->chosen = pc_try_alloc(picks, sizeof(long), "D^2 picks");
+  if (!s->dist || !s->wheel || !s->block_sums || !s->uniforms || !s->chosen) {
+    free(s->dist), free(s->wheel), free(s->block_sums), free(s->uniforms), free(s->chosen);
+    memset(s, 0, sizeof *s);
+    return -1;
+  }
+  s->capacity = capacity;
+  s->runs = runs;
+  s->rounds = rounds;
+  s->draws = draws;
+  s->search_arity = KMPP_SEARCH_ARITY;
+  DEV_ENTER(map(alloc : s->dist[0 : points], s->wheel[0 : points], s->block_sums[0 : blocks], s->uniforms[0 : picks],
+                s->chosen[0 : picks]))
+  return 0;
+}
+
+void kmpp_sampler_close(kmpp_sampler *s) {
+  if (!s->dist) return;
+  const size_t runs = (size_t)s->runs, per_run = (size_t)s->rounds * (size_t)s->draws;
+  DEV_EXIT(map(delete : s->dist[0 : s->capacity * runs], s->wheel[0 : s->capacity * runs],
+               s->block_sums[0 : kmpp_blocks(s->capacity) * runs], s->uniforms[0 : per_run * runs],
+               s->chosen[0 : per_run * runs]))
+  (void)runs, (void)per_run; /* only the gpu variant's directive reads them */
+  free(s->dist), free(s->wheel), free(s->block_sums), free(s->uniforms), free(s->chosen);
+  memset(s, 0, sizeof *s);
+}
+
+DEV_FUNCS_BEGIN
+/* The first steps of a draw, by one thread: the run's total (the block totals added in order),
+ * the target t = u * total (below total), and the block holding the answer: the first whose
+ * end, the running sum after it, exceeds t. Returns that block and sets *target and *offset (the
+ * running sum before it), or -1 when the run has no mass. */
+static inline long kmpp_target_block(const double *sums, size_t blocks, double u, double *target, double *offset) {
+  double total = 0.0;
+  for (size_t b = 0; b < blocks; b++) total += sums[b];
+  if (!(total > 0.0)) return -1;
+  double t = u * total;
+  if (!(t < total)) t = nextafter(total, 0.0);
+  size_t b = 0;
+  double before = 0.0;
+  while (!(before + sums[b] > t)) before += sums[b++];
+  *target = t;
+  *offset = before;
+  return (long)b;
+}
+DEV_FUNCS_END
+
+void kmpp_wheel_pick(const double *wheel, const double *block_sums, size_t n, int runs, int draws, const double *uniforms,
+                     long *picks, size_t stride, int arity) {
+  const size_t blocks = kmpp_blocks(n), parts = (size_t)arity, all = (size_t)runs * (size_t)draws;
+  if (arity <= 2) { /* a thread per draw, binary search */
+    PAR_FOR()
+    for (size_t t = 0; t < all; t++) {
+      const size_t e = t / (size_t)draws, q = t % (size_t)draws;
+      const double *local = wheel + e * n;
+      double target = 0.0, offset = 0.0;
+      const long b = kmpp_target_block(block_sums + e * blocks, blocks, uniforms[e * stride + q], &target, &offset);
+      long pick = -1;
+      if (b >= 0) {
+        /* the answer lies in [lo, hi]; hi (the block's last point) always qualifies */
+        size_t lo = (size_t)b * PC_SCAN_BLOCK, hi = (lo + PC_SCAN_BLOCK < n ? lo + PC_SCAN_BLOCK : n) - 1;
+        while (lo < hi) {
+          const size_t mid = lo + (hi - lo) / 2;
+          if (local[mid + 1] + offset > target) hi = mid;
+          else lo = mid + 1;
+        }
+        pick = (long)lo;
       }
-      lo += failing * step;
-      hi = lo + step - 1 < hi ? lo + step - 1 : hi;
+      picks[e * stride + q] = pick;
     }
-    picks[q] = (long)lo;
+    return;
+  }
+  /* Okuda's search: a team of `arity` threads per draw */
+  PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams((int)all)) thread_limit(arity)))
+  for (size_t t = 0; t < all; t++) {
+    const size_t e = t / (size_t)draws, q = t % (size_t)draws;
+    const double *local = wheel + e * n;
+    double target = 0.0, offset = 0.0;
+    const long b = kmpp_target_block(block_sums + e * blocks, blocks, uniforms[e * stride + q], &target, &offset);
+    long pick = -1;
+    if (b >= 0) {
+      size_t lo = (size_t)b * PC_SCAN_BLOCK, hi = (lo + PC_SCAN_BLOCK < n ? lo + PC_SCAN_BLOCK : n) - 1;
+      while (lo < hi) {
+        /* parts of `step` candidates; those whose last candidate fails the test form a prefix */
+        const size_t step = (hi - lo + parts) / parts;
+        size_t failing = 0;
+        TEAM_PAR_FOR(reduction(+ : failing))
+        for (size_t part = 0; part < parts; part++) {
+          const size_t last = lo + (part + 1) * step - 1;
+          failing += last < hi && !(local[last + 1] + offset > target);
+        }
+        lo += failing * step;
+        hi = lo + step - 1 < hi ? lo + step - 1 : hi;
+      }
+      pick = (long)lo;
+    }
+    picks[e * stride + q] = pick;
   }
 }
 
-/* dist and nearest against the points picks[0..count) (positions base.. in chosen[]). */
-static void kmpp_update_nearest(const float *x, size_t n, size_t d, size_t point_stride, size_t dim_stride,
-                                const long *picks, int count, int base, double *dist, int *nearest) {
-  PAR_FOR()
-  for (size_t i = 0; i < n; i++) {
-    double best = dist[i];
-    int at = nearest[i];
-    for (int q = 0; q < count; q++) {
-      const size_t c = (size_t)picks[q];
-      double s = 0.0;
-      for (size_t j = 0; j < d; j++) {
-        const double diff = (double)x[i * point_stride + j * dim_stride] - (double)x[c * point_stride + j * dim_stride];
-        s += diff * diff;
-      }
-      if (s < best) { /* strict: ties stay with the earlier chosen point */
-        best = s;
-        at = base + q;
-      }
-    }
-    dist[i] = best;
-    nearest[i] = at;
+DEV_FUNCS_BEGIN
+/* Squared distance of points i and c, summed in double in dimension order. */
+static inline double kmpp_dist2(const double *x, size_t i, size_t c, size_t d, size_t ps, size_t ds) {
+  double s = 0.0;
+  for (size_t j = 0; j < d; j++) {
+    const double diff = x[i * ps + j * ds] - x[c * ps + j * ds];
+    s += diff * diff;
   }
+  return s;
 }
+DEV_FUNCS_END
 
-/* wheel = masses (the weights alone before any point is chosen), then its exclusive prefix
- * sums; returns the total. */
-static double kmpp_fill_wheel(const float *w, const double *dist, double *wheel, size_t n, int none_chosen) {
-  PAR_FOR()
-  for (size_t i = 0; i < n; i++) wheel[i] = none_chosen ? (double)w[i] : (double)w[i] * dist[i];
-  return pc_exclusive_scan_f64(wheel, n);
-}
-
-size_t kmpp_sample(const kmpp_points *p, const kmpp_work *work, int rounds, int draws, kmpp_draws rng, size_t *chosen,
-                   double *cost, kmpp_times *times) {
-  const float *x = p->x, *w = p->w;
+/* Pass 1 of a round, every run: D(i)^2 against the run's points fresh[e * stride ..] of the
+ * previous round (fresh NULL: the first round, masses = weights), the masses w_i D(i)^2, their
+ * prefix sums within each block of the scan and the blocks' totals. A team takes
+ * KMPP_TEAM_POINTS points of one run: its threads share the distances, then each of its
+ * KMPP_TEAM_POINTS / PC_SCAN_BLOCK blocks is summed in order by one thread. */
+static void kmpp_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh, size_t stride) {
+  const double *x = p->x;
+  const float *w = p->w;
   const size_t n = p->n, d = p->d, ps = p->point_stride, ds = p->dim_stride;
-  double *dist = work->dist, *wheel = work->wheel, *targets = work->targets;
-  int *nearest = work->nearest;
-  long *picks = work->picks;
-  kmpp_times spent = {0.0, 0.0};
-  PAR_FOR()
-  for (size_t i = 0; i < n; i++) {
-    dist[i] = INFINITY;
-    nearest[i] = 0;
-  }
-  size_t got = 0;
-  for (int r = 0; r < rounds; r++) {
-    double t0 = pc_now();
-    const double total = kmpp_fill_wheel(w, dist, wheel, n, r == 0);
-    if (!(total > 0.0)) break; /* every point sits on a chosen one (or carries no weight) */
-    const double below_total = nextafter(total, 0.0);
-    for (int q = 0; q < draws; q++) {
-      const double t = pc_hash_uniform(rng.seed, rng.stream, rng.first_draw + (uint64_t)r * (uint64_t)draws + (uint64_t)q) * total;
-      targets[q] = t < total ? t : below_total;
+  const size_t blocks = kmpp_blocks(n), spans = (n + KMPP_TEAM_POINTS - 1) / KMPP_TEAM_POINTS;
+  const size_t teams = spans * (size_t)s->runs;
+  const int draws = s->draws;
+  double *dist = s->dist, *wheel = s->wheel, *block_sums = s->block_sums;
+  PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams((int)teams)) thread_limit(PC_GPU_THREADS)))
+  for (size_t t = 0; t < teams; t++) {
+    const size_t e = t / spans, begin = (t % spans) * KMPP_TEAM_POINTS;
+    const size_t end = begin + KMPP_TEAM_POINTS < n ? begin + KMPP_TEAM_POINTS : n;
+    const long *picked = fresh ? fresh + e * stride : NULL;
+    const int count = picked && picked[0] >= 0 ? draws : 0; /* none once the run's mass is spent */
+    double *dist_e = dist + e * n;
+    double mass[KMPP_TEAM_POINTS];
+    TEAM_LOCAL(mass)
+    TEAM_PAR_FOR()
+    for (size_t i0 = begin; i0 < end; i0 += KMPP_LANES) {
+      const size_t lanes = end - i0 < KMPP_LANES ? end - i0 : KMPP_LANES;
+      double best[KMPP_LANES];
+      for (size_t l = 0; l < KMPP_LANES; l++) best[l] = picked && l < lanes ? dist_e[i0 + l] : INFINITY;
+      for (int q = 0; q < count; q++) {
+        const size_t c = (size_t)picked[q];
+        double s2[KMPP_LANES] = {0.0};
+        KMPP_DIMENSION_LOOP
+        for (size_t j = 0; j < d; j++) {
+          const double cj = x[c * ps + j * ds];
+          for (size_t l = 0; l < KMPP_LANES; l++) { /* a short last step re-reads its first point */
+            const double diff = x[(i0 + (l < lanes ? l : 0)) * ps + j * ds] - cj;
+            s2[l] += diff * diff;
+          }
+        }
+        for (size_t l = 0; l < KMPP_LANES; l++)
+          if (s2[l] < best[l]) best[l] = s2[l];
+      }
+      for (size_t l = 0; l < lanes; l++) {
+        const size_t i = i0 + l;
+        dist_e[i] = best[l];
+        mass[i - begin] = !picked ? (double)w[i] : w[i] == 0.0f ? 0.0 : (double)w[i] * best[l];
+      }
     }
-    DEV_UPDATE(to(targets[0 : draws]))
-    kmpp_wheel_search(wheel, n, targets, picks, draws, KMPP_SEARCH_ARITY);
-    DEV_UPDATE(from(picks[0 : draws]))
-    for (int q = 0; q < draws; q++) chosen[got + (size_t)q] = (size_t)picks[q];
-    double t1 = pc_now();
-    spent.selection += t1 - t0;
-    kmpp_update_nearest(x, n, d, ps, ds, picks, draws, (int)got, dist, nearest);
-    spent.distance += pc_now() - t1;
-    got += (size_t)draws;
+    TEAM_PAR_FOR()
+    for (size_t b = begin / PC_SCAN_BLOCK; b < (end - 1) / PC_SCAN_BLOCK + 1; b++) {
+      const size_t lo = b * PC_SCAN_BLOCK, hi = lo + PC_SCAN_BLOCK < end ? lo + PC_SCAN_BLOCK : end;
+      double running = 0.0; /* in order: the scan's additions */
+      for (size_t i = lo; i < hi; i++) {
+        const double v = mass[i - begin];
+        wheel[e * n + i] = running;
+        running += v;
+      }
+      block_sums[e * blocks + b] = running;
+    }
   }
-  if (cost) {
-    const double t0 = pc_now();
-    *cost = got ? kmpp_fill_wheel(w, dist, wheel, n, 0) : 0.0;
-    spent.selection += pc_now() - t0;
+}
+
+void kmpp_sample(const kmpp_points *p, kmpp_sampler *s, kmpp_draws rng, double *costs, kmpp_times *times) {
+  const int runs = s->runs, rounds = s->rounds, draws = s->draws;
+  const size_t per_run = (size_t)rounds * (size_t)draws, all = per_run * (size_t)runs, blocks = kmpp_blocks(p->n);
+  double *uniforms = s->uniforms, *block_sums = s->block_sums;
+  long *chosen = s->chosen;
+  double t0 = pc_now();
+  PAR_FOR()
+  for (size_t a = 0; a < all; a++)
+    uniforms[a] = pc_hash_uniform(rng.seed, rng.stream, rng.first_draw + a / per_run * rng.run_stride + a % per_run);
+  kmpp_times spent = {0.0, pc_now() - t0};
+  for (int r = 0; r <= rounds; r++) {
+    t0 = pc_now();
+    kmpp_masses(p, s, r ? chosen + (size_t)(r - 1) * (size_t)draws : NULL, per_run);
+    const double t1 = pc_now();
+    spent.distance += t1 - t0;
+    if (r == rounds) break; /* the last pass only brings the distances and costs up to date */
+    const size_t round = (size_t)r * (size_t)draws;
+    kmpp_wheel_pick(s->wheel, block_sums, p->n, runs, draws, uniforms + round, chosen + round, per_run, s->search_arity);
+    spent.selection += pc_now() - t1;
   }
+  t0 = pc_now();
+  DEV_UPDATE(from(block_sums[0 : blocks * (size_t)runs]))
+  for (int e = 0; e < runs; e++) {
+    double total = 0.0;
+    for (size_t b = 0; b < blocks; b++) total += block_sums[(size_t)e * blocks + b];
+    costs[e] = total;
+  }
+  spent.selection += pc_now() - t0;
   if (times) {
     times->distance += spent.distance;
     times->selection += spent.selection;
   }
-  return got;
+}
+
+size_t kmpp_chosen_row(const kmpp_sampler *s, int run, size_t *chosen) {
+  const size_t per_run = (size_t)s->rounds * (size_t)s->draws;
+  long *row = s->chosen + (size_t)run * per_run;
+  DEV_UPDATE(from(row[0 : per_run]))
+  size_t count = 0;
+  while (count < per_run && row[count] >= 0) {
+    chosen[count] = (size_t)row[count];
+    count++;
+  }
+  return count;
+}
+
+void kmpp_nearest(const kmpp_points *p, const kmpp_sampler *s, int run, size_t count, int *nearest) {
+  const double *x = p->x;
+  const size_t n = p->n, d = p->d, ps = p->point_stride, ds = p->dim_stride;
+  const long *row = s->chosen + (size_t)run * (size_t)s->rounds * (size_t)s->draws;
+  PAR_FOR()
+  for (size_t i = 0; i < n; i++) {
+    double best = INFINITY;
+    int at = 0;
+    for (size_t q = 0; q < count; q++) {
+      const double s2 = kmpp_dist2(x, i, (size_t)row[q], d, ps, ds);
+      if (s2 < best) { /* strict: ties stay with the earlier chosen point */
+        best = s2;
+        at = (int)q;
+      }
+    }
+    nearest[i] = at;
+  }
 }
 
 int kmpp_seed(const float *x, const float *weights, size_t n, size_t d, int k, uint64_t seed, size_t *chosen) {
   if (k < 1 || (size_t)k > n) return pc_fail("k-means++: k = %d is outside [1, %zu]", k, n);
   float *w = pc_try_alloc(n, sizeof *w, "k-means++ point weights");
-  double *dist = pc_try_alloc(n, sizeof *dist, "k-means++ distances");
-  double *wheel = pc_try_alloc(n, sizeof *wheel, "k-means++ prefix sums");
-  int *nearest = pc_try_alloc(n, sizeof *nearest, "k-means++ nearest points");
-  if (!w || !dist || !wheel || !nearest) {
-    free(w), free(dist), free(wheel), free(nearest);
+  double *xd = pc_try_alloc(n, d * sizeof *xd, "k-means++ points in double");
+  kmpp_sampler sampler;
+  if (!w || !xd || kmpp_sampler_open(&sampler, n, 1, k, 1) != 0) {
+    free(w), free(xd);
     return -1;
   }
   for (size_t i = 0; i < n; i++) w[i] = weights ? weights[i] : 1.0f;
-  double target[1];
-  long pick[1];
-  const kmpp_points points = {x, w, n, d, d, 1};
-  const kmpp_work work = {dist, wheel, target, nearest, pick};
-  DEV_ENTER(map(to : x[0 : n * d], w[0 : n]) map(alloc : dist[0 : n], wheel[0 : n], nearest[0 : n], target[0 : 1], pick[0 : 1]))
-  const size_t got = kmpp_sample(&points, &work, k, 1, (kmpp_draws){seed, PC_STREAM_KMEANSPP, 0}, chosen, NULL, NULL);
-  DEV_EXIT(map(delete : x[0 : n * d], w[0 : n], dist[0 : n], wheel[0 : n], nearest[0 : n], target[0 : 1], pick[0 : 1]))
-  free(w), free(dist), free(wheel), free(nearest);
+  for (size_t a = 0; a < n * d; a++) xd[a] = (double)x[a];
+  const kmpp_points points = {xd, w, n, d, d, 1};
+  double cost;
+  DEV_ENTER(map(to : xd[0 : n * d], w[0 : n]))
+  kmpp_sample(&points, &sampler, (kmpp_draws){seed, PC_STREAM_KMEANSPP, 0, 0}, &cost, NULL);
+  DEV_EXIT(map(delete : xd[0 : n * d], w[0 : n]))
+  const size_t got = kmpp_chosen_row(&sampler, 0, chosen);
+  kmpp_sampler_close(&sampler);
+  free(w), free(xd);
   if (got < (size_t)k)
     return pc_fail("k-means++: only %zu points carry weight or distance, fewer than k = %d (duplicates or zero weights)", got,
                    k);

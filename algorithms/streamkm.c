@@ -82,40 +82,40 @@ static void skm_count_served(const int *nearest, size_t n, size_t centres, long 
   }
 }
 
-/* Reads rows [first, first + rows) and writes their dimension-major copy to xt. */
-static int skm_read_chunk(const skm_source *src, size_t first, size_t rows, float *buffer, float *xt) {
+/* Reads rows [first, first + rows) and writes their dimension-major copy to xt, in double: the
+ * distances are summed in double, and the device then converts nothing per distance. */
+static int skm_read_chunk(const skm_source *src, size_t first, size_t rows, float *buffer, double *xt) {
   if (src->read(src->ctx, first, rows, buffer) != 0) return -1;
-  km_transpose(buffer, rows, src->d, xt);
+  const size_t d = src->d;
+  HOST_PAR_FOR()
+  for (size_t i = 0; i < rows; i++)
+    for (size_t j = 0; j < d; j++) xt[j * rows + i] = (double)buffer[i * d + j];
   return 0;
 }
 
-/* The chunk's best of `repetitions` k-means# runs: its chosen rows (in the chunk) and served
- * counts go to best_row and best_served; returns how many points it chose. */
-static size_t skm_best_run(const kmpp_points *chunk, const kmpp_work *work, int k, int draws, int repetitions,
-                           uint64_t seed, size_t chunk_index, size_t *chosen, long *served, size_t *best_row,
-                           long *best_served, double *phase_s) {
-  const size_t per_run = (size_t)k * (size_t)draws;
-  double best_cost = INFINITY;
-  size_t best_count = 0;
-  for (int e = 0; e < repetitions; e++) {
-    const uint64_t first_draw = ((uint64_t)chunk_index * (uint64_t)repetitions + (uint64_t)e) * (uint64_t)per_run;
-    kmpp_times times = {0.0, 0.0};
-    double cost;
-    const size_t count = kmpp_sample(chunk, work, k, draws, (kmpp_draws){seed, PC_STREAM_KMEANS_SHARP, first_draw}, chosen,
-                                     &cost, &times);
-    phase_s[SKM_PHASE_DISTANCE] += times.distance;
-    phase_s[SKM_PHASE_SELECTION] += times.selection;
-    if (!(cost < best_cost)) continue; /* ties keep the earlier run */
-    const double t0 = pc_now();
-    skm_count_served(work->nearest, chunk->n, count, served);
-    DEV_UPDATE(from(served[0 : count]))
-    phase_s[SKM_PHASE_WEIGHTING] += pc_now() - t0;
-    best_cost = cost;
-    best_count = count;
-    memcpy(best_row, chosen, count * sizeof *best_row);
-    memcpy(best_served, served, count * sizeof *best_served);
-  }
-  return best_count;
+/* The chunk's best of its runs of k-means#, all sampled at once: the first run of the lowest
+ * cost. Its chosen rows (in the chunk) go to best_row and the chunk points each serves to
+ * best_served; returns how many points it chose. */
+static size_t skm_best_run(const kmpp_points *chunk, kmpp_sampler *sampler, uint64_t seed, size_t chunk_index, double *costs,
+                           int *nearest, long *served, size_t *best_row, long *best_served, double *phase_s) {
+  const int runs = sampler->runs;
+  const size_t per_run = (size_t)sampler->rounds * (size_t)sampler->draws;
+  kmpp_times times = {0.0, 0.0};
+  const kmpp_draws rng = {seed, PC_STREAM_KMEANS_SHARP, (uint64_t)chunk_index * (uint64_t)runs * per_run, per_run};
+  kmpp_sample(chunk, sampler, rng, costs, &times);
+  phase_s[SKM_PHASE_DISTANCE] += times.distance;
+  phase_s[SKM_PHASE_SELECTION] += times.selection;
+  int best = 0;
+  for (int e = 1; e < runs; e++)
+    if (costs[e] < costs[best]) best = e; /* ties keep the earlier run */
+  const double t0 = pc_now();
+  const size_t count = kmpp_chosen_row(sampler, best, best_row);
+  kmpp_nearest(chunk, sampler, best, count, nearest);
+  skm_count_served(nearest, chunk->n, count, served);
+  DEV_UPDATE(from(served[0 : count]))
+  memcpy(best_served, served, count * sizeof *best_served);
+  phase_s[SKM_PHASE_WEIGHTING] += pc_now() - t0;
+  return count;
 }
 
 static size_t skm_chunk_size(size_t n, int k, size_t wanted) {
@@ -147,14 +147,10 @@ int skm_run(const skm_source *src, const skm_params *params, float *centres, skm
 
   const double t_start = pc_now();
   float *buffer = pc_try_alloc(md, sizeof(float), "chunk rows");
-  float *xt = pc_try_alloc(md, sizeof(float), "dimension-major chunk");
+  double *xt = pc_try_alloc(md, sizeof(double), "dimension-major chunk");
   float *ones = pc_try_alloc(m, sizeof(float), "chunk weights");
-  double *dist = pc_try_alloc(m, sizeof(double), "chunk distances");
-  double *wheel = pc_try_alloc(m, sizeof(double), "chunk prefix sums");
   int *nearest = pc_try_alloc(m, sizeof(int), "chunk nearest points");
-  double *targets = pc_try_alloc((size_t)draws, sizeof(double), "draw targets");
-  long *picks = pc_try_alloc((size_t)draws, sizeof(long), "draw picks");
-  size_t *chosen = pc_try_alloc(per_run, sizeof(size_t), "k-means# points");
+  double *costs = pc_try_alloc((size_t)repetitions, sizeof(double), "k-means# costs");
   size_t *best_row = pc_try_alloc(per_run, sizeof(size_t), "kept k-means# points");
   long *served = pc_try_alloc(per_run, sizeof(long), "served counts");
   long *best_served = pc_try_alloc(per_run, sizeof(long), "kept served counts");
@@ -163,17 +159,18 @@ int skm_run(const skm_source *src, const skm_params *params, float *centres, skm
   size_t *union_pick = pc_try_alloc((size_t)k, sizeof(size_t), "union picks");
   result->kept_row = pc_try_alloc(union_cap, sizeof(size_t), "kept rows");
   result->kept_weight = pc_try_alloc(union_cap, sizeof(long), "kept weights");
+  kmpp_sampler sampler = {0};
   int rc = -1;
-  if (!buffer || !xt || !ones || !dist || !wheel || !nearest || !targets || !picks || !chosen || !best_row || !served ||
-      !best_served || !union_x || !union_w || !union_pick || !result->kept_row || !result->kept_weight)
+  if (!buffer || !xt || !ones || !nearest || !costs || !best_row || !served || !best_served || !union_x || !union_w ||
+      !union_pick || !result->kept_row || !result->kept_weight || kmpp_sampler_open(&sampler, m, repetitions, k, draws) != 0)
     goto done;
+  if (params->search_arity) sampler.search_arity = params->search_arity;
+  result->search_arity = sampler.search_arity;
   for (size_t i = 0; i < m; i++) ones[i] = 1.0f;
 
   double t0 = pc_now();
-  DEV_ENTER(map(to : ones[0 : m]) map(alloc : dist[0 : m], wheel[0 : m], nearest[0 : m], targets[0 : draws], picks[0 : draws],
-                                     served[0 : per_run]))
+  DEV_ENTER(map(to : ones[0 : m]) map(alloc : nearest[0 : m], served[0 : per_run]))
   result->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t0;
-  const kmpp_work work = {dist, wheel, targets, nearest, picks};
   size_t union_size = 0;
   rc = 0;
   for (size_t c = 0; c < chunks && rc == 0; c++) {
@@ -186,8 +183,8 @@ int skm_run(const skm_source *src, const skm_params *params, float *centres, skm
     DEV_ENTER(map(to : xt[0 : rows * d]))
     result->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t1;
     const kmpp_points chunk = {xt, ones, rows, d, 1, rows};
-    const size_t count = skm_best_run(&chunk, &work, k, draws, repetitions, params->seed, c, chosen, served, best_row,
-                                      best_served, result->phase_s);
+    const size_t count =
+        skm_best_run(&chunk, &sampler, params->seed, c, costs, nearest, served, best_row, best_served, result->phase_s);
     t0 = pc_now();
     DEV_EXIT(map(delete : xt[0 : rows * d]))
     result->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t0;
@@ -200,8 +197,7 @@ int skm_run(const skm_source *src, const skm_params *params, float *centres, skm
     }
   }
   t0 = pc_now();
-  DEV_EXIT(map(delete : ones[0 : m], dist[0 : m], wheel[0 : m], nearest[0 : m], targets[0 : draws], picks[0 : draws],
-               served[0 : per_run]))
+  DEV_EXIT(map(delete : ones[0 : m], nearest[0 : m], served[0 : per_run]))
   result->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t0;
   if (rc == 0 && union_size < (size_t)k)
     rc = pc_fail("streaming k-means: the chunks kept %zu weighted points, fewer than k = %d (the data has fewer than k "
@@ -218,15 +214,16 @@ int skm_run(const skm_source *src, const skm_params *params, float *centres, skm
   for (int p = 0; p < SKM_PHASE_OTHER; p++) accounted += result->phase_s[p];
   result->phase_s[SKM_PHASE_OTHER] = result->total_s - accounted;
 done:
-  free(buffer), free(xt), free(ones), free(dist), free(wheel), free(nearest), free(targets), free(picks);
-  free(chosen), free(best_row), free(served), free(best_served), free(union_x), free(union_w), free(union_pick);
+  kmpp_sampler_close(&sampler);
+  free(buffer), free(xt), free(ones), free(nearest), free(costs), free(best_row), free(served), free(best_served);
+  free(union_x), free(union_w), free(union_pick);
   if (rc) skm_result_free(result);
   return rc;
 }
 
 /* labels and squared distances of the n points (xt dimension-major) to the nearest of k
  * centres (row-major). */
-static void skm_nearest_centre(const float *xt, size_t n, size_t d, const float *centres, int k, int *labels, double *dist) {
+static void skm_nearest_centre(const double *xt, size_t n, size_t d, const float *centres, int k, int *labels, double *dist) {
   PAR_FOR()
   for (size_t i = 0; i < n; i++) {
     double best = INFINITY;
@@ -234,7 +231,7 @@ static void skm_nearest_centre(const float *xt, size_t n, size_t d, const float 
     for (int c = 0; c < k; c++) {
       double s = 0.0;
       for (size_t j = 0; j < d; j++) {
-        const double diff = (double)xt[j * n + i] - (double)centres[(size_t)c * d + j];
+        const double diff = xt[j * n + i] - (double)centres[(size_t)c * d + j];
         s += diff * diff;
       }
       if (s < best) {
@@ -250,7 +247,7 @@ static void skm_nearest_centre(const float *xt, size_t n, size_t d, const float 
 int skm_assign(const skm_source *src, const float *centres, int k, size_t chunk_size, int *labels, double *cost) {
   const size_t n = src->n, d = src->d, m = chunk_size < n ? chunk_size : n;
   float *buffer = pc_try_alloc(m, d * sizeof(float), "chunk rows");
-  float *xt = pc_try_alloc(m, d * sizeof(float), "dimension-major chunk");
+  double *xt = pc_try_alloc(m, d * sizeof(double), "dimension-major chunk");
   int *chunk_labels = pc_try_alloc(m, sizeof(int), "chunk labels");
   double *dist = pc_try_alloc(m, sizeof(double), "chunk distances");
   int rc = -1;

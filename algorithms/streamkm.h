@@ -49,12 +49,13 @@ typedef struct {
   int k;
   size_t chunk_size; /* 0: ceil(sqrt(n k)); larger than n: n */
   int repetitions;   /* k-means# runs per chunk; 0: ceil(3 ln n) */
+  int search_arity;  /* the wheel's search (kmeanspp.h): 2 binary, up to 1024 Okuda's; 0: KMPP_SEARCH_ARITY */
   uint64_t seed;
 } skm_params;
 
 typedef struct {
   size_t chunk_size, chunks;
-  int repetitions, draws_per_round;
+  int repetitions, draws_per_round, search_arity;
   size_t kept;        /* points of the kept runs, all chunks (kept_row, kept_weight) */
   size_t *kept_row;   /* their rows in the stream, chunk by chunk, in draw order (owned) */
   long *kept_weight;  /* chunk points each serves (0 for a point drawn twice in a run) (owned) */

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "data.h"
 #include "device.h"
+#include "kmeanspp.h"
 #include "report.h"
 #include "streamkm.h"
 #include "synth.h"
@@ -27,21 +28,25 @@ static const char usage[] =
     "  -k K                 number of centres (1 <= K <= chunk size <= n)\n"
     "  --chunk-size M       points per chunk (default ceil(sqrt(n K)))\n"
     "  --repetitions R      k-means# runs per chunk (default ceil(3 ln n))\n"
+    "  --search-arity A     the roulette wheel's search: 2 = binary, a thread per draw; 3..1024 =\n"
+    "                       Okuda's A-ary search, a team of A threads per draw (default: 2 on the host,\n"
+    "                       KMPP_SEARCH_ARITY in the gpu variant; the report's params.search_arity)\n"
     "  --centres FILE       write the K centres (.npy -> float32 K x d, else text); also --centroids\n"
     "  --labels FILE        second pass over the stream: each point's nearest centre (0-based)\n"
     "  --kept FILE          the points each chunk kept: stream row and points served, one per line\n"
     "common options: --seed S (default 1), --shape N,D, --threads T, --allow-host, --repeat R,\n"
     "  --warmup W, --report FILE (JSON: sizes, cost after a second pass, phase times), --quiet\n";
 
-enum { OPT_K = 'k', OPT_CHUNK_SIZE = 2000, OPT_REPETITIONS, OPT_CENTRES, OPT_LABELS, OPT_KEPT };
+enum { OPT_K = 'k', OPT_CHUNK_SIZE = 2000, OPT_REPETITIONS, OPT_SEARCH_ARITY, OPT_CENTRES, OPT_LABELS, OPT_KEPT };
 static const struct option own_options[] = {
     {"chunk-size", required_argument, NULL, OPT_CHUNK_SIZE}, {"repetitions", required_argument, NULL, OPT_REPETITIONS},
+    {"search-arity", required_argument, NULL, OPT_SEARCH_ARITY},
     {"centres", required_argument, NULL, OPT_CENTRES},      {"centroids", required_argument, NULL, OPT_CENTRES},
     {"labels", required_argument, NULL, OPT_LABELS},        {"kept", required_argument, NULL, OPT_KEPT},
     {NULL, 0, NULL, 0}};
 
 typedef struct {
-  long long k, chunk_size, repetitions;
+  long long k, chunk_size, repetitions, search_arity;
   const char *centres_path, *labels_path, *kept_path;
 } streamkm_opts;
 
@@ -51,6 +56,7 @@ static void handle_option(int id, const char *arg, void *ctx) {
     case OPT_K: o->k = pc_parse_int("-k", arg, 1, 0x7fffffff); break;
     case OPT_CHUNK_SIZE: o->chunk_size = pc_parse_int("--chunk-size", arg, 1, PC_MAX_POINTS); break;
     case OPT_REPETITIONS: o->repetitions = pc_parse_int("--repetitions", arg, 1, 100000); break;
+    case OPT_SEARCH_ARITY: o->search_arity = pc_parse_int("--search-arity", arg, 2, 1024); break;
     case OPT_CENTRES: o->centres_path = arg; break;
     case OPT_LABELS: o->labels_path = arg; break;
     case OPT_KEPT: o->kept_path = arg; break;
@@ -80,7 +86,7 @@ static int write_kept(const char *path, const skm_result *res) {
 }
 
 int pc_cmd_streamkm(int argc, char **argv) {
-  streamkm_opts o = {0, 0, 0, NULL, NULL, NULL};
+  streamkm_opts o = {0, 0, 0, 0, NULL, NULL, NULL};
   pc_common_opts c;
   pc_cli_parse("streamkm", argc, argv, own_options, "k:", handle_option, &o, usage, &c);
   if (o.k == 0) pc_die(PC_EXIT_USAGE, "streamkm: -k K is required");
@@ -103,7 +109,7 @@ int pc_cmd_streamkm(int argc, char **argv) {
   }
   if (src.n > (size_t)PC_MAX_POINTS) pc_die(PC_EXIT_USAGE, "%zu points: at most %d are supported", src.n, PC_MAX_POINTS);
   const size_t n = src.n, d = src.d, k = (size_t)o.k;
-  const skm_params params = {(int)o.k, (size_t)o.chunk_size, (int)o.repetitions, c.seed};
+  const skm_params params = {(int)o.k, (size_t)o.chunk_size, (int)o.repetitions, (int)o.search_arity, c.seed};
 
   float *centres = pc_xalloc(k, d * sizeof *centres, "centres");
   double *totals = pc_xalloc((size_t)c.repeat, sizeof *totals, "run times");
@@ -141,6 +147,7 @@ int pc_cmd_streamkm(int argc, char **argv) {
     pc_json_int(&j, "chunk_size", (long long)res.chunk_size);
     pc_json_int(&j, "repetitions", res.repetitions);
     pc_json_int(&j, "draws_per_round", res.draws_per_round);
+    pc_json_int(&j, "search_arity", res.search_arity);
     pc_json_end_object(&j);
     pc_json_int(&j, "chunks", (long long)res.chunks);
     pc_json_int(&j, "kept", (long long)res.kept);

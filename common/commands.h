@@ -6,6 +6,7 @@ int pc_cmd_kmeans(int argc, char **argv);
 int pc_cmd_dbscan(int argc, char **argv);
 int pc_cmd_dpc(int argc, char **argv);
 int pc_cmd_streamkm(int argc, char **argv);
+int pc_cmd_stream(int argc, char **argv);
 int pc_cmd_info(int argc, char **argv);
 int pc_cmd_generate(int argc, char **argv);
 

@@ -22,6 +22,7 @@ static const char usage[] =
     "  dbscan   DBSCAN, identical to sequential DBSCAN (pragmaclust dbscan --help)\n"
     "  dpc      density peaks clustering (GDPC: VP-tree, incremental) (pragmaclust dpc --help)\n"
     "  streamkm streaming k-means: k-means# per chunk, k-means++ on the union (pragmaclust streamkm --help)\n"
+    "  stream   Cao et al.'s stream clustering: STREAM over blocks, or a sliding window (pragmaclust stream --help)\n"
     "  generate write a synthetic data set to a file (pragmaclust generate --help)\n"
     "  info     variant, compiler, flags and the OpenMP devices this build sees\n"
     "This build: variant %s, %s.\n";
@@ -57,7 +58,8 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "dbscan")) return pc_cmd_dbscan(argc - 1, argv + 1);
   if (!strcmp(argv[1], "dpc")) return pc_cmd_dpc(argc - 1, argv + 1);
   if (!strcmp(argv[1], "streamkm")) return pc_cmd_streamkm(argc - 1, argv + 1);
+  if (!strcmp(argv[1], "stream")) return pc_cmd_stream(argc - 1, argv + 1);
   if (!strcmp(argv[1], "info")) return pc_cmd_info(argc - 1, argv + 1);
   if (!strcmp(argv[1], "generate")) return pc_cmd_generate(argc - 1, argv + 1);
-  pc_die(PC_EXIT_USAGE, "unknown subcommand '%s' (kmeans, dbscan, dpc, streamkm, generate, info; see pragmaclust-%s --help)", argv[1], pc_build_variant());
+  pc_die(PC_EXIT_USAGE, "unknown subcommand '%s' (kmeans, dbscan, dpc, streamkm, stream, generate, info; see pragmaclust-%s --help)", argv[1], pc_build_variant());
 }

@@ -13,7 +13,7 @@ long pc_exclusive_scan(long *a, size_t n);
 double pc_exclusive_scan_f64(double *a, size_t n);
 
 #ifndef PC_SCAN_BLOCK
-#define PC_SCAN_BLOCK 2048
+#define PC_SCAN_BLOCK 256
 #endif
 
 #endif

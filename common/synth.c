@@ -10,18 +10,6 @@
 
 enum { STREAM_VALUES = 1, STREAM_GAUSS = 2, STREAM_CENTERS = 3, STREAM_SAMPLE = 4, STREAM_NOISE = 5 };
 
-static uint64_t mix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-double pc_hash_uniform(uint64_t seed, uint64_t stream, uint64_t index) {
-  uint64_t h = mix64(mix64(seed ^ (stream * 0xd1b54a32d192ed03ULL)) + index);
-  return (double)(h >> 11) * 0x1.0p-53;
-}
-
 static int parse_size(const char *key, const char *val, size_t *out) {
   char *end;
   errno = 0;
@@ -138,7 +126,7 @@ void pc_sample_distinct(uint64_t seed, size_t n, size_t k, size_t *idx) {
     size_t t = (size_t)(pc_hash_uniform(seed, STREAM_SAMPLE, j) * (double)(j + 1));
     if (t > j) t = j;
     for (int pass = 0; pass < 2; pass++) {
-      size_t h = (size_t)mix64(t) & (cap - 1);
+      size_t h = (size_t)pc_mix64(t) & (cap - 1);
       while (set[h] != SIZE_MAX && set[h] != t) h = (h + 1) & (cap - 1);
       if (set[h] == SIZE_MAX) {
         set[h] = t;

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "par.h"
 
 typedef enum { PC_GEN_UNIFORM, PC_GEN_BLOBS } pc_gen_kind;
 
@@ -43,10 +44,22 @@ void pc_gen_rows(const pc_gen_spec *spec, size_t row_begin, size_t rows, float *
 size_t pc_gen_blob_of(const pc_gen_spec *spec, size_t i);
 
 /* Streams of pc_hash_uniform that algorithms draw from (the generators use 1..15). */
-enum { PC_STREAM_KMEANSPP = 16, PC_STREAM_KMEANS_SHARP = 17 };
+enum { PC_STREAM_KMEANSPP = 16, PC_STREAM_KMEANS_SHARP = 17, PC_STREAM_STREAM = 18, PC_STREAM_DPC = 19 };
 
-/* Uniform double in [0, 1) that depends only on (seed, stream, index). */
-double pc_hash_uniform(uint64_t seed, uint64_t stream, uint64_t index);
+/* The SplitMix64 finaliser, and a uniform double in [0, 1) that depends only on (seed, stream,
+ * index). Inline and device-callable: kernels draw their own random numbers. */
+DEV_FUNCS_BEGIN
+static inline uint64_t pc_mix64(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+static inline double pc_hash_uniform(uint64_t seed, uint64_t stream, uint64_t index) {
+  const uint64_t h = pc_mix64(pc_mix64(seed ^ (stream * 0xd1b54a32d192ed03ULL)) + index);
+  return (double)(h >> 11) * 0x1.0p-53;
+}
+DEV_FUNCS_END
 
 /* k distinct indices in [0, n), a pure function of (seed, n, k), written to idx in the order
  * drawn (Floyd's algorithm over the counter generator). Needs k <= n. */

@@ -37,7 +37,8 @@ SCALES = ("smoke", "default", "paper")
 EXIT_NO_DEVICE = 3
 FIELDS = ["experiment", "scale", "config", "variant", "program", "status", "reason", "repetition", "dataset",
           "n", "d", "k", "params", "iterations", "converged", "sse", "clusters", "noise", "load_s", "total_s",
-          "h2d_s", "assign_s", "update_s", "index_s", "core_s", "connect_s", "label_s", "d2h_s", "exit_status",
+          "h2d_s", "assign_s", "update_s", "index_s", "core_s", "connect_s", "label_s", "d2h_s", "generation_s",
+          "transfers_s", "distance_s", "selection_s", "weighting_s", "seeding_s", "other_s", "exit_status",
           "compiler", "flags", "git_commit", "host_cpu", "threads", "gpu", "where", "timestamp", "command"]
 
 
@@ -164,7 +165,8 @@ def measure(exp, scale, params, variant, ctx):
                   git_commit=rep["git_commit"], threads=rep["threads"], gpu=rep["device"]["name"],
                   where=rep["device"]["where"], load_s=repr(rep["timing"]["load_s"]), n=rep["n"], d=rep["d"],
                   k=rep.get("k", ""), converged=int(rep["converged"]) if "converged" in rep else "",
-                  sse=repr(float(rep["sse"])) if "sse" in rep else "", clusters=rep.get("clusters", ""),
+                  sse=repr(float(rep["sse"])) if "sse" in rep else repr(float(rep["cost"])) if "cost" in rep else "",
+                  clusters=rep.get("clusters", ""),
                   noise=rep.get("noise", ""))
     rows = []
     for i, r in enumerate(rep["runs"]):
@@ -176,13 +178,18 @@ def measure(exp, scale, params, variant, ctx):
 
 def self_check(rep):
     """Raises ValueError unless a report has timed runs and a sane quality measure (a finite,
-    non-negative SSE and at least one iteration for k-means; consistent counts for DBSCAN)."""
+    non-negative SSE and at least one iteration for k-means and stream, a finite non-negative
+    cost for streamkm; consistent counts for DBSCAN)."""
     if not rep["runs"]:
         raise ValueError("no timed run")
     if "sse" in rep:
         sse = float(rep["sse"])
         if sse != sse or sse < 0 or rep["iterations"] < 1:
             raise ValueError("bad SSE or no iteration")
+    if "cost" in rep:
+        cost = float(rep["cost"])
+        if cost != cost or cost < 0:
+            raise ValueError("bad cost")
     if "clusters" in rep and not (0 <= rep["core"] + rep["border"] + rep["noise"] == rep["n"]):
         raise ValueError("core, border and noise counts do not add up to n")
 

@@ -8,6 +8,9 @@ Two layouts, named by an experiment's `table` key:
   series  Cao et al.'s figures: one table per [[tables]] entry, one row per value of `x`
           (other parameters fixed by `where`), one column per variant and metric; with
           `speedup = true`, also the speedup of every other variant over the first one.
+          An entry with `y` is a grid (Okuda & Fujimoto's Tables 1 and 2): rows x, columns y,
+          one block of rows per variant (its metric), then with `speedup = true` one block per
+          other variant of its speedup over the first one.
 Values are medians over the timed repetitions. A cell whose run did not produce a time says why:
 "-" (over the time budget, as in the course report), "n/a (no GPU)", "missing" (data set not
 in the data folder) or "failed"; the reasons are listed under the table. Nothing is estimated.
@@ -31,6 +34,18 @@ METRICS = {
     "dc": (lambda r: f(r, "assign_s") / int(r["iterations"]), 1e3, "ms"),
     "gc": (lambda r: f(r, "update_s") / int(r["iterations"]), 1e3, "ms"),
     "g2m": (lambda r: f(r, "d2h_s") / int(r["iterations"]), 1e3, "ms"),
+    # Quality: sum of squared distances to the nearest centre (k-means, stream; streamkm's cost)
+    "sse": (lambda r: f(r, "sse"), 1.0, ""),
+    # streaming k-means (Okuda & Fujimoto's breakdown) and stream (Cao) phases of a run (ms)
+    "generation": (lambda r: f(r, "generation_s"), 1e3, "ms"),
+    "transfers": (lambda r: f(r, "transfers_s"), 1e3, "ms"),
+    "distance": (lambda r: f(r, "distance_s"), 1e3, "ms"),
+    "selection": (lambda r: f(r, "selection_s"), 1e3, "ms"),
+    "weighting": (lambda r: f(r, "weighting_s"), 1e3, "ms"),
+    "seeding": (lambda r: f(r, "seeding_s"), 1e3, "ms"),
+    "other": (lambda r: f(r, "other_s"), 1e3, "ms"),
+    "assign_run": (lambda r: f(r, "assign_s"), 1e3, "ms"),   # a whole run's assign and update (stream)
+    "update_run": (lambda r: f(r, "update_s"), 1e3, "ms"),
     # DBSCAN's phases (s)
     "index": (lambda r: f(r, "index_s"), 1.0, "s"),
     "core": (lambda r: f(r, "core_s"), 1.0, "s"),
@@ -163,11 +178,62 @@ def series_variants(exp, table):
     return table.get("variants") or [v["name"] for v in exp["variants"]]
 
 
+def fmt_value(v, metric):
+    return f"{v:.6g}" if metric == "sse" else fmt_time(v)
+
+
+def units_note(metrics):
+    units = ", ".join(f"{m} in {METRICS[m][2]}" for m in metrics if METRICS[m][2])
+    return f"; {units}" if units else ""
+
+
+def grid_table(exp, t, configs, cells, scale):
+    """A [[tables]] entry with `y`: rows x, columns y, a block of rows per variant, then the
+    speedups over the first variant (Okuda & Fujimoto's Tables 1 and 2)."""
+    metric = t["metric"]
+    variants = series_variants(exp, t)
+    chosen = [p for p in configs if all(p.get(k) == v for k, v in t.get("where", {}).items())]
+    xs = sorted({p[t["x"]] for p in chosen})
+    ys = sorted({p[t["y"]] for p in chosen})
+    by_xy = {(p[t["x"]], p[t["y"]]): p for p in chosen}
+    notes, body = Notes(), []
+
+    def cell(xv, yv, v):
+        p = by_xy.get((xv, yv))
+        return None if p is None else cells.get((json.dumps(p, sort_keys=True), v), Cell([]))
+
+    for v in variants:
+        for i, xv in enumerate(xs):
+            line = [v if i == 0 else "", str(xv)]
+            for yv in ys:
+                c = cell(xv, yv, v)
+                line.append("" if c is None else fmt_value(c.median(metric), metric) if c.status == "ok" else c.text())
+                if c is not None and c.status != "ok":
+                    notes.add(note_for(c, f"{v}, {t['x']}={xv} {t['y']}={yv}", exp, scale))
+            body.append(line)
+    if t.get("speedup"):
+        for v in variants[1:]:
+            for i, xv in enumerate(xs):
+                line = [f"speedup {v}" if i == 0 else "", str(xv)]
+                for yv in ys:
+                    b, c = cell(xv, yv, variants[0]), cell(xv, yv, v)
+                    ok = b is not None and c is not None and b.status == c.status == "ok" and c.median(metric) > 0
+                    line.append(f"{b.median(metric) / c.median(metric):.3g}x" if ok else ("" if c is None else "-"))
+                body.append(line)
+    header = ["variant", t["x"]] + [f"{t['y']}={yv}" for yv in ys]
+    notes.add(f"Median of the timed repetitions{units_note([metric])}; rows {t['x']}, columns {t['y']}."
+              + (f" Speedup: the {variants[0]} time over each variant's." if t.get("speedup") else ""))
+    return (f"{exp['title']}. {t['caption']}", header, body, notes.items, t["name"])
+
+
 def series_tables(exp, rows, scale):
     configs = configurations(exp, scale)
     cells = cells_by_config(exp, rows, scale)
     out = []
     for t in exp.get("tables", []):
+        if "y" in t:
+            out.append(grid_table(exp, t, configs, cells, scale))
+            continue
         metrics = t["metric"].split(",")
         variants = series_variants(exp, t)
         chosen = series_configs(t, configs)
@@ -181,7 +247,7 @@ def series_tables(exp, rows, scale):
             for m in metrics:
                 for v in variants:
                     c = row_cells[v]
-                    line.append(fmt_time(c.median(m)) if c.status == "ok" else c.text())
+                    line.append(fmt_value(c.median(m), m) if c.status == "ok" else c.text())
                     if c.status != "ok":
                         notes.add(note_for(c, f"{v}, {t['x']}={p[t['x']]}", exp, scale))
             base = row_cells[variants[0]]
@@ -190,8 +256,7 @@ def series_tables(exp, rows, scale):
                 ok = base.status == "ok" and c.status == "ok" and c.median(metrics[0]) > 0
                 line.append(f"{base.median(metrics[0]) / c.median(metrics[0]):.3g}x" if ok else "-")
             body.append(line)
-        units = ", ".join(f"{m} in {METRICS[m][2]}" for m in metrics)
-        notes.add(f"Median of the timed repetitions; {units}."
+        notes.add(f"Median of the timed repetitions{units_note(metrics)}."
                   + (f" Speedup: the {variants[0]} time over each variant's ({metrics[0]})." if speedups else ""))
         out.append((f"{exp['title']}. {t['caption']}", header, body, notes.items, t["name"]))
     return out

@@ -4,7 +4,7 @@
 # times are small. plot.py sets: PLOTSDIR, DATA (one block per variant: x index, then the
 # phases bottom to top), OUT, FIGTITLE, XLABEL, YLABEL, YMAX (shared y range), N variants
 # (T names, E 1 = has bars, R reason when it has none), NCOLS x values named XL, PH (phase
-# names) and PC (colours) for the 4 phases, NOTE/NNOTE.
+# names) and PC (colours) for the 4 phases, NOTE/NNOTE; optional SHARE (the lower row's y label).
 H = 900
 load PLOTSDIR."/common.gp"
 set style fill solid 0.9 border lc rgb "#333333"
@@ -41,7 +41,7 @@ do for [fmt in "png svg"] {
         unset key
         set yrange [0 : 100]
         set xlabel XLABEL
-        if (i == 1) { set ylabel "share of the iteration (%)" } else { unset ylabel }
+        if (i == 1) { set ylabel (exists("SHARE") ? SHARE : "share of the iteration (%)") } else { unset ylabel }
       }
       set format y (i == 1 ? "%g" : "")
       if (!E[i]) {

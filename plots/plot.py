@@ -17,6 +17,15 @@ RESULTS/SCALE/plots/, with the data of each figure in RESULTS/SCALE/plots/data/<
   series layout, several        <exp>_<table>_phases: per iteration, stacked bars per x of
   metrics (gc, g2m)             dc, gc, g2m and h2d/iteration, one panel per variant (Cao's
                                 GPU-C vs GPU-L phase breakdown)
+  series layout, streamkm's     <exp>_<table>_phases: stacked bars per x of the run's
+  phases                        distance, selection, weighting and other, one panel per variant
+                                (Okuda & Fujimoto's breakdown of a k-means# run)
+  series layout, grid (y)       <exp>_<table>: the metric vs x, one line per (variant, y)
+                                (titles: the table's `figure` and `figure_speedup`, else its caption;
+                                y label: its `ylabel`, else the metric's);
+                                with speedup = true also <exp>_<table>_speedup: the speedup of
+                                every other variant over the first one vs x, one line per
+                                (variant, y) (Okuda & Fujimoto's Tables 1 and 2)
 
 Values are the medians over the timed repetitions (experiments/tables.py's Cell and METRICS).
 Only runs whose status is ok are drawn; every point left out is named in a note under the
@@ -52,8 +61,12 @@ VARIANT_COLOURS = ["#000000", "#0072B2", "#009E73", "#D55E00", "#CC79A7", "#E69F
 POINT_TYPES = [7, 5, 9, 11, 13, 6, 4, 8]      # filled circle, square, triangles, diamond, ...
 PHASES = [("dc", "dc (assign)", "#0072B2"), ("gc", "gc (update)", "#E69F00"),
           ("g2m", "g2m (to host)", "#D55E00"), ("h2d", "h2d / iteration (to device)", "#999999")]
+# Okuda & Fujimoto's breakdown of one k-means# run (streamkm's phases), bottom to top.
+RUN_PHASES = [("distance", "distance", "#0072B2"), ("selection", "selection", "#E69F00"),
+              ("weighting", "weighting", "#D55E00"), ("other", "other", "#999999")]
 AXIS_LABELS = {"n": "n (points)", "d": "d (dimensions)", "k": "k (clusters)"}
 METRIC_LABELS = {"tc": "total cost tc = load + run", "cc": "clustering cost cc", "pt": "cost of one iteration pt",
+                 "sse": "SSQ (sum of squared distances)",
                  "dc": "distance cost dc per iteration", "gc": "centroid cost gc per iteration",
                  "g2m": "retrieval cost g2m per iteration"}
 NOTE_WIDTH = 84        # characters per note line under a figure
@@ -313,20 +326,66 @@ def course_dataset_figure(exp, rows, scale):
     return [fig]
 
 
+def grid_figures(exp, t, configs, cells, scale):
+    """A grid table (x rows, y columns): the metric vs x, and with `speedup` the speedups over
+    the first variant vs x, one line per (variant, y): colour by y, dash and points by variant."""
+    metric, x, y = t["metric"], t["x"], t["y"]
+    variants = series_variants(exp, t)
+    chosen = [p for p in configs if all(p.get(k) == v for k, v in t.get("where", {}).items())]
+    ys = sorted({p[y] for p in chosen})
+    figs = []
+    kinds = [("", variants)] + ([("speedup", variants[1:])] if t.get("speedup") else [])
+    for kind, shown in kinds:
+        title = t.get("figure", t["caption"])
+        fig = Figure(f"{exp['name']}_{t['name']}" + (f"_{kind}" if kind else ""), "lines.gp",
+                     t.get("figure_speedup", f"{title}: speedup over {variants[0]}") if kind else title)
+        left, series = LeftOut(), []
+        for vi, v in enumerate(shown):
+            for yi, yv in enumerate(ys):
+                pts = []
+                for p in sorted((p for p in chosen if p[y] == yv), key=lambda p: p[x]):
+                    c, b = cell(cells, p, v), cell(cells, p, variants[0])
+                    left.expect(v)
+                    where = f"{x}={fmt_count(p[x])} {y}={yv}"
+                    if c.status != "ok":
+                        left.add(v, status_text(c.status, exp, scale), where)
+                        pts.append(None)
+                    elif kind and b.status != "ok":
+                        left.add(v, f"no {variants[0]} time: {status_text(b.status, exp, scale)}", where)
+                        pts.append(None)
+                    else:
+                        pts.append((p[x], b.median(metric) / c.median(metric) if kind else c.median(metric)))
+                series.append((f"{v}, {y}={yv}", PALETTE[yi % len(PALETTE)], 1 + vi, POINT_TYPES[vi % len(POINT_TYPES)],
+                               pts))
+        unit = METRICS[metric][2]
+        ylabel = (f"speedup over {variants[0]}" if kind
+                  else t.get("ylabel", f"{METRIC_LABELS.get(metric, metric)}" + (f" ({unit})" if unit else "")))
+        line_figure(fig, series, AXIS_LABELS.get(x, x), ylabel, hline=1 if kind else None, logy=True if kind else None)
+        finish_notes(fig, left)
+        fig.notes.append("Median over the timed repetitions." if not kind else
+                         f"Speedup = median time of {variants[0]} / median time of the variant.")
+        figs.append(fig)
+    return figs
+
+
 def series_figures(exp, rows, scale):
     """Cao et al.'s cost curves and the GPU-C vs GPU-L phase breakdown, per [[tables]] entry."""
     configs = configurations(exp, scale)
     cells = cells_by_config(exp, rows, scale)
     figs = []
     for t in exp.get("tables", []):
+        if "y" in t:
+            figs += grid_figures(exp, t, configs, cells, scale)
+            continue
         metrics = t["metric"].split(",")
+        run_phases = set(metrics) == {ph for ph, _, _ in RUN_PHASES}
         variants = series_variants(exp, t)
         all_variants = [v["name"] for v in exp["variants"]]
         chosen = series_configs(t, configs)
         x = t["x"]
         title = f"{t['caption']}"
         left = LeftOut()
-        if len(metrics) == 1 or not set(metrics) <= PER_ITERATION_METRICS:
+        if not run_phases and (len(metrics) == 1 or not set(metrics) <= PER_ITERATION_METRICS):
             fig = Figure(f"{exp['name']}_{t['name']}", "lines.gp", title)
             series = []
             for mi, m in enumerate(metrics):
@@ -345,13 +404,16 @@ def series_figures(exp, rows, scale):
                     series.append((name, VARIANT_COLOURS[vi % len(VARIANT_COLOURS)], 1 + mi,
                                    POINT_TYPES[(vi + mi) % len(POINT_TYPES)], pts))
             unit = METRICS[metrics[0]][2]
-            ylabel = f"{METRIC_LABELS.get(metrics[0], metrics[0])} ({unit})" if len(metrics) == 1 else f"time ({unit})"
+            ylabel = (f"{METRIC_LABELS.get(metrics[0], metrics[0])}" + (f" ({unit})" if unit else "")
+                      if len(metrics) == 1 else f"time ({unit})")
             line_figure(fig, series, AXIS_LABELS.get(x, x), ylabel)
             finish_notes(fig, left)
             fig.notes.append("Median over the timed repetitions.")
         else:
+            phases = RUN_PHASES if run_phases else PHASES
             fig = Figure(f"{exp['name']}_{t['name']}_phases", "phases.gp",
-                         f"Per-iteration phases vs {x} ({', '.join(variants)}), "
+                         (f"Phases of the run vs {x} ({', '.join(variants)})" if run_phases else
+                          f"Per-iteration phases vs {x} ({', '.join(variants)}), ")
                          + ", ".join(f"{k} = {v}" for k, v in t.get("where", {}).items()))
             ymax, has = 0.0, []
             for v in variants:
@@ -360,7 +422,7 @@ def series_figures(exp, rows, scale):
                     c = cell(cells, p, v)
                     left.expect(v)
                     if c.status == "ok":
-                        parts = [phase_median(c, ph) for ph, _, _ in PHASES]
+                        parts = [phase_median(c, ph) for ph, _, _ in phases]
                         ymax = max(ymax, sum(parts))
                         pts.append((i, *parts))
                     else:
@@ -371,11 +433,17 @@ def series_figures(exp, rows, scale):
             fig.settings.update(N=len(variants), T=variants, E=has,
                                 R=[empty.get(v, "") or "" for v in variants],
                                 NCOLS=len(chosen), XL=[fmt_count(p[x]) for p in chosen] or [""],
-                                PH=[label for _, label, _ in PHASES], PC=[colour for _, _, colour in PHASES],
-                                XLABEL=AXIS_LABELS.get(x, x), YLABEL="time per iteration (ms)",
+                                PH=[label for _, label, _ in phases], PC=[colour for _, _, colour in phases],
+                                XLABEL=AXIS_LABELS.get(x, x),
+                                YLABEL="time of the run (ms)" if run_phases else "time per iteration (ms)",
                                 YMAX=ymax * 1.15 if ymax > 0 else 1)
+            if run_phases:
+                fig.settings["SHARE"] = "share of the run (%)"
             fig.keynotes = left.keynotes()
             fig.notes = left.notes() + [
+                "Stacked medians of the run's phases as streamkm reports them: distance (D^2 updates), selection "
+                "(wheels, prefix sums, searches), weighting (served counts), other (the rest; generation and "
+                "transfers left out)." if run_phases else
                 "Stacked medians per iteration: assign (dc), update (gc), labels retrieved by GPU-L and the "
                 "final download (g2m), host-to-device transfers (h2d) divided by the iterations."]
         figs.append(fig)

@@ -52,7 +52,7 @@ class Binary:
 
     def argv(self, *args):
         args = [str(a) for a in args]
-        if args and args[0] in ("kmeans", "dbscan", "streamkm", "dpc") and self.extra:
+        if args and args[0] in ("kmeans", "dbscan", "streamkm", "stream", "dpc") and self.extra:
             args = args[:1] + self.extra + args[1:]
         return [str(self.path)] + args
 

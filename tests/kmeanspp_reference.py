@@ -10,7 +10,7 @@ import numpy as np
 
 MASK = (1 << 64) - 1
 STREAM_KMEANSPP = 16
-SCAN_BLOCK = 2048
+SCAN_BLOCK = 256
 
 
 def mix64(z):

@@ -86,13 +86,16 @@ def test_smoke_run_produces_well_formed_rows(smoke):
         assert r["status"] in STATUSES, r
         assert r["scale"] == "smoke" and r["host_cpu"] and r["timestamp"]
         if r["status"] == "ok":
-            kmeans = r["sse"] != ""
-            own = ("assign_s", "update_s", "sse") if kmeans else ("index_s", "core_s", "connect_s", "label_s")
-            for key in ("total_s", "h2d_s", "d2h_s", "load_s") + own:
+            subcommand = r["command"].split()[1]
+            kmeans = subcommand in ("kmeans", "stream")  # stream (Cao) reports km_run's phases
+            own = (("assign_s", "update_s", "sse", "h2d_s", "d2h_s") if kmeans
+                   else ("generation_s", "transfers_s", "distance_s", "selection_s", "weighting_s", "other_s", "sse")
+                   if subcommand == "streamkm" else ("index_s", "core_s", "connect_s", "label_s", "h2d_s", "d2h_s"))
+            for key in ("total_s", "load_s") + own:
                 assert math.isfinite(float(r[key])) and float(r[key]) >= 0, (key, r)
             if kmeans:
                 assert int(r["iterations"]) >= 1
-            else:
+            elif subcommand == "dbscan":
                 assert int(r["clusters"]) >= 0 and int(r["noise"]) >= 0
             assert int(r["repetition"]) >= 1
             for key in ("compiler", "flags", "git_commit", "threads", "where", "command", "n", "d"):

@@ -822,58 +822,81 @@ static void test_kmeanspp_weights(void) {
   CHECK(all_once);
 }
 
-/* The roulette wheel's A-ary search picks what a linear scan of the documented rule picks
- * (the first i with E[i+1] > t), for any arity, on masses with zeros and ties, with targets
- * at random, on prefix sums exactly (ties between target and wheel) and just below the total;
- * it never picks a point of zero mass. */
-static size_t wheel_linear_scan(const double *wheel, size_t n, double total, double target) {
+/* The roulette wheel's pick equals a linear scan of the documented rule (the first i with
+ * E[i+1] > t, E the prefix sums of common/scan.c), for any arity and for two runs side by side,
+ * on masses with zeros and ties, with uniforms at random, at prefix sums (ties between target
+ * and wheel), at 0 and at the end of the wheel; it never picks a point of zero mass, and a run
+ * without mass picks -1. */
+static size_t wheel_linear_scan(const double *wheel, size_t n, double target) {
   for (size_t i = 0; i + 1 < n; i++)
     if (wheel[i + 1] > target) return i;
-  (void)total; /* E[n] = total exceeds every target */
-  return n - 1;
+  return n - 1; /* E[n] = total exceeds every target */
 }
 
-static void test_wheel_search(void) {
-  const size_t sizes[] = {1, 2, 3, 7, 100, 2049, 5000};
+static void fill_masses(double *mass, size_t n, int pattern) {
+  for (size_t i = 0; i < n; i++) {
+    const double u = pc_hash_uniform((uint64_t)pattern, 99, (uint64_t)(n * 4 + i));
+    if (pattern == 0) mass[i] = u < 0.4 ? 0.0 : u;                                 /* zeros */
+    else if (pattern == 1) mass[i] = (double)(int)(u * 3.0) * 0.5;                 /* ties: 0, 0.5, 1 */
+    else if (pattern == 2) mass[i] = i == n - 1 || i == n / 2 ? 1e-300 + u : 0.0; /* two */
+    else if (pattern == 3) mass[i] = 1.0;                                          /* all equal */
+    else mass[i] = 0.0;                                                            /* none */
+  }
+}
+
+static void test_wheel_pick(void) {
+  const size_t sizes[] = {1, 2, 3, 7, 100, 256, 257, 2048, 5000};
   const int arities[] = {2, 3, 5, 1024};
-  enum { TARGETS = 64 };
+  enum { RUNS = 2, TARGETS = 64, PATTERNS = 5 };
   int mismatches = 0, zero_mass_picks = 0, cases = 0;
   for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
-    const size_t n = sizes[si];
-    double *mass = pc_xalloc(n, sizeof *mass, "masses"), *wheel = pc_xalloc(n, sizeof *wheel, "wheel");
-    for (int pattern = 0; pattern < 4; pattern++) {
-      for (size_t i = 0; i < n; i++) {
-        const double u = pc_hash_uniform((uint64_t)pattern, 99, (uint64_t)(n * 4 + i));
-        if (pattern == 0) mass[i] = u < 0.4 ? 0.0 : u;                       /* zeros */
-        else if (pattern == 1) mass[i] = (double)(int)(u * 3.0) * 0.5;       /* ties: 0, 0.5, 1 */
-        else if (pattern == 2) mass[i] = i == n - 1 || i == n / 2 ? 1e-300 + u : 0.0; /* two */
-        else mass[i] = 1.0;                                                  /* all equal */
-      }
-      memcpy(wheel, mass, n * sizeof *wheel);
-      const double total = pc_exclusive_scan_f64(wheel, n);
-      if (!(total > 0.0)) continue;
-      double targets[TARGETS];
-      for (int q = 0; q < TARGETS; q++) {
-        double t = pc_hash_uniform(7, 98, (uint64_t)q) * total;
-        if (q % 4 == 1) t = wheel[(size_t)q * 7919 % n];         /* a prefix sum itself */
-        if (q == 2) t = 0.0;
-        if (q == 3 || !(t < total)) t = nextafter(total, 0.0);  /* the end of the wheel */
-        targets[q] = t;
+    const size_t n = sizes[si], blocks = (n + PC_SCAN_BLOCK - 1) / PC_SCAN_BLOCK;
+    double *mass = pc_xalloc(RUNS * n, sizeof *mass, "masses"), *local = pc_xalloc(RUNS * n, sizeof *local, "wheel");
+    double *full = pc_xalloc(RUNS * n, sizeof *full, "prefix sums"), *sums = pc_xalloc(RUNS * blocks, sizeof *sums, "sums");
+    for (int pattern = 0; pattern < PATTERNS; pattern++) {
+      double total[RUNS], u[RUNS * TARGETS];
+      for (int e = 0; e < RUNS; e++) {
+        double *m = mass + e * n, *l = local + e * n, *f = full + e * n;
+        fill_masses(m, n, (pattern + e) % PATTERNS);
+        for (size_t b = 0; b < blocks; b++) { /* the within-block sums a round's first pass writes */
+          double running = 0.0;
+          for (size_t i = b * PC_SCAN_BLOCK; i < n && i < (b + 1) * PC_SCAN_BLOCK; i++) {
+            l[i] = running;
+            running += m[i];
+          }
+          sums[(size_t)e * blocks + b] = running;
+        }
+        memcpy(f, m, n * sizeof *f);
+        total[e] = pc_exclusive_scan_f64(f, n);
+        for (int q = 0; q < TARGETS; q++) {
+          double v = pc_hash_uniform(7, 98, (uint64_t)q);
+          if (q % 4 == 1 && total[e] > 0.0) v = f[(size_t)q * 7919 % n] / total[e]; /* at a prefix sum */
+          if (q == 2) v = 0.0;
+          if (q == 3) v = nextafter(1.0, 0.0); /* the end of the wheel */
+          u[e * TARGETS + q] = v;
+        }
       }
       for (size_t ai = 0; ai < sizeof arities / sizeof *arities; ai++) {
-        long picks[TARGETS];
-        kmpp_wheel_search(wheel, n, targets, picks, TARGETS, arities[ai]);
-        for (int q = 0; q < TARGETS; q++) {
-          mismatches += (size_t)picks[q] != wheel_linear_scan(wheel, n, total, targets[q]);
-          zero_mass_picks += mass[picks[q]] == 0.0;
-        }
+        long picks[RUNS * TARGETS];
+        kmpp_wheel_pick(local, sums, n, RUNS, TARGETS, u, picks, TARGETS, arities[ai]);
+        for (int e = 0; e < RUNS; e++)
+          for (int q = 0; q < TARGETS; q++) {
+            const long got = picks[e * TARGETS + q];
+            if (!(total[e] > 0.0)) {
+              mismatches += got != -1;
+              continue;
+            }
+            double t = u[e * TARGETS + q] * total[e];
+            if (!(t < total[e])) t = nextafter(total[e], 0.0);
+            mismatches += got < 0 || (size_t)got != wheel_linear_scan(full + e * n, n, t);
+            zero_mass_picks += got >= 0 && mass[e * n + (size_t)got] == 0.0;
+          }
         cases++;
       }
     }
-    free(mass);
-    free(wheel);
+    free(mass), free(local), free(full), free(sums);
   }
-  CHECK(cases >= 100); /* pattern 0 may leave a tiny wheel without mass */
+  CHECK(cases == 9 * 4 * PATTERNS);
   CHECK(mismatches == 0);
   CHECK(zero_mass_picks == 0);
 }
@@ -903,7 +926,7 @@ int main(void) {
   RUN(test_mul_size);
   RUN(test_kmeans_small);
   RUN(test_kmeanspp_weights);
-  RUN(test_wheel_search);
+  RUN(test_wheel_pick);
   RUN(test_draws_per_round);
   nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
   printf("%d passed, %d failed\n", passed, failed);

@@ -1,0 +1,215 @@
+/*
+ * stream_cmd.c - the `stream` subcommand (Cao et al.'s entire-stream and sliding-window
+ * clustering, stream.h): options, the stream (a generator read block by block, or a file),
+ * timing protocol (warm-up runs excluded, repetitions summarised by median/min/max), the
+ * assignment pass for labels and cost, outputs and the JSON report.
+ */
+#include "cli.h"
+#include "commands.h"
+#include "data.h"
+#include "device.h"
+#include "report.h"
+#include "stream.h"
+#include "synth.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: pragmaclust stream INPUT -k K [options]\n"
+    "Cao et al.'s stream clustering with k-means inside. Entire stream (default): STREAM's divide\n"
+    "and conquer: blocks of M = n^epsilon points clustered into K weighted centres, a level of M or\n"
+    "more weighted centres clustered again one level up, the union of the levels clustered at the\n"
+    "end. Sliding window (--window N): only the N most recent points count; buckets of M points\n"
+    "summarised by K weighted centres and combined as in an exponential histogram. The same\n"
+    "centres in every variant for the same seed (to the rounding of k-means' centroid sums).\n"
+    "INPUT: gen:uniform:... / gen:blobs:... (generated block by block, never held whole), or a\n"
+    "  text/CSV file, a .npy file, raw float32 with --shape N,D (read whole, then streamed)\n"
+    "  -k K                 number of centres (1 <= K <= n)\n"
+    "  --block-size M       points per block (window: per bucket); at least 2K\n"
+    "                       (default max(ceil(B^epsilon), 2K), B = n, or N with --window)\n"
+    "  --epsilon E          the exponent of the default block size, in (0, 1) (default 0.5)\n"
+    "  --window N           cluster the N most recent points (sliding window); N >= 2K\n"
+    "  --query-every Q      with --window: also cluster the window every Q points (timed as queries)\n"
+    "  --max-iter I         Lloyd passes per k-means at most (default 100)\n"
+    "  --update device|host where each k-means of a block computes its centroids (gpu variant:\n"
+    "                       device = Cao's GPU-C, host = GPU-L, the paper's STREAM-GPU; default device)\n"
+    "  --centres FILE       write the K centres (.npy -> float32 K x d, else text); also --centroids\n"
+    "  --labels FILE        a second pass: each point's nearest centre (0-based), all n points\n"
+    "common options: --seed S (default 1), --shape N,D, --threads T, --allow-host, --repeat R,\n"
+    "  --warmup W, --report FILE (JSON: sizes, SSE of the points the centres answer for, phase\n"
+    "  times), --quiet\n";
+
+enum { OPT_K = 'k', OPT_BLOCK = 2000, OPT_EPSILON, OPT_WINDOW, OPT_QUERY_EVERY, OPT_MAX_ITER, OPT_UPDATE, OPT_CENTRES,
+       OPT_LABELS };
+static const struct option own_options[] = {
+    {"block-size", required_argument, NULL, OPT_BLOCK},   {"epsilon", required_argument, NULL, OPT_EPSILON},
+    {"window", required_argument, NULL, OPT_WINDOW},      {"query-every", required_argument, NULL, OPT_QUERY_EVERY},
+    {"max-iter", required_argument, NULL, OPT_MAX_ITER},  {"update", required_argument, NULL, OPT_UPDATE},
+    {"centres", required_argument, NULL, OPT_CENTRES},    {"centroids", required_argument, NULL, OPT_CENTRES},
+    {"labels", required_argument, NULL, OPT_LABELS},      {NULL, 0, NULL, 0}};
+
+typedef struct {
+  long long k;
+  strm_params params;
+  const char *centres_path, *labels_path;
+} stream_opts;
+
+static void handle_option(int id, const char *arg, void *ctx) {
+  stream_opts *o = ctx;
+  switch (id) {
+    case OPT_K: o->k = pc_parse_int("-k", arg, 1, 0x7fffffff); break;
+    case OPT_BLOCK: o->params.block = (size_t)pc_parse_int("--block-size", arg, 1, PC_MAX_POINTS); break;
+    case OPT_EPSILON:
+      o->params.epsilon = pc_parse_real("--epsilon", arg, 0.0, 1.0);
+      if (!(o->params.epsilon > 0.0 && o->params.epsilon < 1.0))
+        pc_die(PC_EXIT_USAGE, "option --epsilon: expected a number in (0, 1), got '%s'", arg);
+      break;
+    case OPT_WINDOW: o->params.window = (size_t)pc_parse_int("--window", arg, 1, PC_MAX_POINTS); break;
+    case OPT_QUERY_EVERY: o->params.query_every = (size_t)pc_parse_int("--query-every", arg, 1, PC_MAX_POINTS); break;
+    case OPT_MAX_ITER: o->params.max_iter = (int)pc_parse_int("--max-iter", arg, 1, 100000000); break;
+    case OPT_UPDATE:
+      if (!strcmp(arg, "device")) o->params.update = KM_UPDATE_DEVICE;
+      else if (!strcmp(arg, "host")) o->params.update = KM_UPDATE_HOST;
+      else pc_die(PC_EXIT_USAGE, "option --update: expected device or host, got '%s'", arg);
+      break;
+    case OPT_CENTRES: o->centres_path = arg; break;
+    case OPT_LABELS: o->labels_path = arg; break;
+  }
+}
+
+/* The two kinds of stream: rows generated on demand, or rows of a file read whole. */
+static int read_generated(void *ctx, size_t first, size_t rows, float *out) {
+  pc_gen_rows(ctx, first, rows, out);
+  return 0;
+}
+static int read_loaded(void *ctx, size_t first, size_t rows, float *out) {
+  const pc_points *p = ctx;
+  memcpy(out, p->x + first * p->d, rows * p->d * sizeof *out);
+  return 0;
+}
+
+int pc_cmd_stream(int argc, char **argv) {
+  stream_opts o = {.k = 0,
+                   .params = {.epsilon = STRM_DEFAULT_EPSILON, .max_iter = STRM_DEFAULT_MAX_ITER, .update = KM_UPDATE_DEVICE}};
+  pc_common_opts c;
+  pc_cli_parse("stream", argc, argv, own_options, "k:", handle_option, &o, usage, &c);
+  if (o.k == 0) pc_die(PC_EXIT_USAGE, "stream: -k K is required");
+  if (o.params.query_every && !o.params.window) pc_die(PC_EXIT_USAGE, "stream: --query-every needs --window");
+  o.params.k = (int)o.k;
+  o.params.seed = c.seed;
+
+  pc_device_info dev;
+  pc_device_init(c.allow_host, c.threads, &dev);
+  pc_gen_spec spec;
+  pc_points loaded = {0, 0, NULL};
+  strm_source src;
+  double load_s = 0.0;
+  const int generated = !strncmp(c.input, "gen:", 4);
+  if (generated) {
+    if (pc_gen_parse(c.input + 4, &spec) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    src = (strm_source){spec.n, spec.d, read_generated, &spec};
+  } else {
+    const double t0 = pc_now();
+    if (pc_read_points(c.input, c.raw_n, c.raw_d, &loaded) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    load_s = pc_now() - t0;
+    src = (strm_source){loaded.n, loaded.d, read_loaded, &loaded};
+  }
+  if (src.n > (size_t)PC_MAX_POINTS) pc_die(PC_EXIT_USAGE, "%zu points: at most %d are supported", src.n, PC_MAX_POINTS);
+  const size_t n = src.n, d = src.d, k = (size_t)o.k;
+  if (k > n) pc_die(PC_EXIT_USAGE, "stream: -k %zu is larger than the number of points (%zu)", k, n);
+
+  float *centres = pc_xalloc(k, d * sizeof *centres, "centres");
+  double *totals = pc_xalloc((size_t)c.repeat, sizeof *totals, "run times");
+  int *iterations = pc_xalloc((size_t)c.repeat, sizeof *iterations, "run iterations");
+  double *phases[STRM_NPHASES];
+  for (int p = 0; p < STRM_NPHASES; p++) phases[p] = pc_xalloc((size_t)c.repeat, sizeof(double), "phase times");
+  double *queries = pc_xalloc((size_t)c.repeat, sizeof *queries, "query times");
+  strm_result res = {0};
+  for (int run = -c.warmup; run < c.repeat; run++) {
+    if (strm_run(&src, &o.params, centres, &res) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    if (run < 0) continue;
+    totals[run] = res.total_s;
+    iterations[run] = res.iterations > 0x7fffffff ? 0x7fffffff : (int)res.iterations;
+    queries[run] = res.query_s;
+    for (int p = 0; p < STRM_NPHASES; p++) phases[p][run] = res.phase_s[p];
+  }
+
+  /* The second pass: labels of every point; the cost over the rows the centres answer for. */
+  int *labels = o.labels_path ? pc_xalloc(n, sizeof *labels, "labels") : NULL;
+  double sse = 0.0, cost_s = 0.0;
+  if (o.labels_path || c.report) {
+    const double t0 = pc_now();
+    if (labels && res.first_row > 0) {
+      double ignored;
+      if (strm_assign(&src, 0, res.first_row, centres, (int)k, res.block, labels, &ignored) != 0)
+        pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    }
+    if (strm_assign(&src, res.first_row, res.rows, centres, (int)k, res.block, labels ? labels + res.first_row : NULL,
+                    &sse) != 0)
+      pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    cost_s = pc_now() - t0;
+  }
+
+  if (o.centres_path && pc_write_matrix(o.centres_path, centres, k, d) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  if (o.labels_path && pc_write_labels(o.labels_path, labels, n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  const pc_stats total = pc_stats_of(totals, (size_t)c.repeat);
+  if (c.report) {
+    pc_json j;
+    pc_json_run_header(&j, "stream", &dev, c.input, generated, n, d);
+    pc_json_int(&j, "k", (long long)k);
+    pc_json_str(&j, "mode", o.params.window ? "window" : "entire");
+    pc_json_object(&j, "params");
+    pc_json_int(&j, "seed", (long long)c.seed);
+    pc_json_int(&j, "block_size", (long long)res.block);
+    pc_json_num(&j, "epsilon", o.params.epsilon);
+    pc_json_int(&j, "window", (long long)o.params.window);
+    pc_json_int(&j, "query_every", (long long)o.params.query_every);
+    pc_json_int(&j, "max_iter", o.params.max_iter);
+    pc_json_str(&j, "update", o.params.update == KM_UPDATE_DEVICE ? "device" : "host");
+    pc_json_end_object(&j);
+    pc_json_int(&j, "blocks", (long long)res.blocks);
+    pc_json_int(&j, "levels", res.levels);
+    pc_json_int(&j, "kmeans_runs", (long long)res.kmeans_runs);
+    pc_json_int(&j, "iterations", res.iterations);
+    pc_json_int(&j, "combined", (long long)res.combined);
+    pc_json_int(&j, "queries", (long long)res.queries);
+    pc_json_int(&j, "buckets", (long long)res.buckets);
+    pc_json_int(&j, "summary", (long long)res.summary);
+    pc_json_int(&j, "cost_first_row", (long long)res.first_row);
+    pc_json_int(&j, "cost_rows", (long long)res.rows);
+    pc_json_num(&j, "sse", sse);
+    pc_json_object(&j, "timing");
+    pc_json_int(&j, "repeat", c.repeat);
+    pc_json_int(&j, "warmup", c.warmup);
+    pc_json_num(&j, "load_s", load_s);
+    pc_json_stats(&j, "total_s", total);
+    pc_json_phase_stats(&j, strm_phase_names, STRM_NPHASES, phases, c.repeat);
+    pc_json_stats(&j, "query_s", pc_stats_of(queries, (size_t)c.repeat));
+    pc_json_num(&j, "cost_pass_s", cost_s);
+    pc_json_end_object(&j);
+    pc_json_runs(&j, strm_phase_names, STRM_NPHASES, phases, totals, iterations, c.repeat);
+    if (pc_json_save(&j, c.report) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    pc_json_free(&j);
+  }
+  if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  if (!c.quiet) {
+    fprintf(stderr, "stream [%s, %s]: n=%zu d=%zu k=%zu, %s: %zu blocks of %zu, %zu k-means runs (%ld Lloyd passes)",
+            pc_build_variant(), dev.where, n, d, k, o.params.window ? "window" : "entire stream", res.blocks, res.block,
+            res.kmeans_runs, res.iterations);
+    if (o.params.window) fprintf(stderr, ", window %zu, %zu queries", o.params.window, res.queries);
+    fprintf(stderr, "; run %.4g s median of %d", total.median, c.repeat);
+    if (o.labels_path || c.report) fprintf(stderr, "; SSE %.10g over %zu points", sse, res.rows);
+    fputc('\n', stderr);
+  }
+  for (int p = 0; p < STRM_NPHASES; p++) free(phases[p]);
+  free(queries);
+  free(iterations);
+  free(totals);
+  free(labels);
+  free(centres);
+  pc_points_free(&loaded);
+  return PC_EXIT_OK;
+}
