@@ -6,7 +6,8 @@
  *     the lowest index) and counts whether its label changed. By default the distance is
  *     sum((x - c)^2); with KM_DISTANCE_DOT (--distance dot) it is |c|^2 - 2 x.c (dropping
  *     |x|^2, the same for every centroid), one multiply-add per feature, on centroids shifted
- *     by their initial mean (km_prepare). Register blocking (km_nearest): a work item holds KM_ROWS points
+ *     by their initial mean (km_prepare); --distance gemm and gemm-tf32 (gpu variant) take the
+ *     dot products of that form from cuBLAS instead (kmeans_gemm.c). Register blocking (km_nearest): a work item holds KM_ROWS points
  *     x KM_TILE centroids of partial sums; per feature it loads KM_ROWS point values and
  *     KM_TILE centroid values for KM_ROWS * KM_TILE multiply-adds. On the GPU an item is a
  *     thread (8 x 16; a warp's 32 threads take 32 neighbouring points and the same centroids)
@@ -29,6 +30,7 @@
  */
 #include "kmeans.h"
 #include "device.h"
+#include "kmeans_gemm.h"
 #include "par.h"
 #include "util.h"
 
@@ -41,7 +43,7 @@
 #endif
 
 const char *const km_phase_names[KM_NPHASES] = {"h2d", "assign", "update", "d2h"};
-const char *const km_distance_names[KM_NDISTANCES] = {"direct", "dot"};
+const char *const km_distance_names[KM_NDISTANCES] = {"direct", "dot", "gemm", "gemm-tf32"};
 
 /* Register blocking of the assign step. A work item compares KM_ROWS points with a tile of
  * KM_TILE centroids at a time, holding KM_ROWS x KM_TILE partial sums in registers: per
@@ -461,9 +463,12 @@ static double km_sse(const float *restrict xt, const float *restrict ct, const i
 int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *centroids, int *labels,
            km_result *result) {
   const int k = params->k, direct = params->distance == KM_DISTANCE_DIRECT;
+  /* cuBLAS for the dot products (kmeans_gemm.c); km_prepare makes the same cs and cn as for dot */
+  const int gemm = params->distance == KM_DISTANCE_GEMM || params->distance == KM_DISTANCE_GEMM_TF32;
   const int kpad = (k + KM_TILE - 1) / KM_TILE * KM_TILE;
   const size_t kd = (size_t)k * d, ct_len = (size_t)kpad * d, copies = km_sum_copies(d, k);
-  const km_layout layout = km_plan(n, kpad);
+  km_layout layout = km_plan(n, kpad);
+  if (gemm) layout.splits = 1; /* no candidates to merge */
   const size_t part_len = layout.splits > 1 ? (size_t)layout.splits * n : 1;
   /* Outside the gpu variant the device is the host: both update modes are the same code. */
   const int on_device = params->update == KM_UPDATE_DEVICE || !PC_HAS_DEVICE;
@@ -480,8 +485,11 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   int *part_c = pc_try_alloc(part_len, sizeof *part_c, "candidate centroids");
   double *sums = pc_try_alloc(copies * kd, sizeof *sums, "centroid sums");
   long *counts = pc_try_alloc(copies * (size_t)k, sizeof *counts, "cluster counts");
-  int rc = -1;
+  km_gemm_scratch scratch = {0};
+  int rc = -1, failed = 0;
   if (!ct || !cs || !cn || !offset || !part_d || !part_c || !sums || !counts) goto out;
+  /* cuBLAS' handle and device scratch: before the clock, like the program's device start-up */
+  if (gemm && km_gemm_begin(n, d, k, params->distance == KM_DISTANCE_GEMM_TF32, &scratch) != 0) goto out;
   memset(ct, 0, ct_len * sizeof *ct);
   for (int c = 0; c < k; c++)
     for (size_t j = 0; j < d; j++) ct[j * (size_t)kpad + (size_t)c] = centroids[(size_t)c * d + j];
@@ -505,7 +513,12 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
     km_prepare(ct, offset, cs, cn, d, k, kpad, direct);
     t0 = pc_now();
     result->phase_s[KM_PHASE_UPDATE] += t0 - t_iter;
-    const long changed = km_assign(xt, ct, cs, cn, labels, part_d, part_c, n, d, kpad, layout, direct);
+    const long changed = gemm ? km_gemm_assign(&scratch, xt, cs, cn, labels, n, d, k, kpad)
+                              : km_assign(xt, ct, cs, cn, labels, part_d, part_c, n, d, kpad, layout, direct);
+    if (changed < 0) { /* a cuBLAS error: release the device data, then fail */
+      failed = 1;
+      break;
+    }
     double t1 = pc_now();
     result->phase_s[KM_PHASE_ASSIGN] += t1 - t0;
     result->iterations = it + 1;
@@ -535,7 +548,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
     }
   }
 
-  result->sse = km_sse(xt, ct, labels, n, d, kpad);
+  if (!failed) result->sse = km_sse(xt, ct, labels, n, d, kpad);
   t0 = pc_now();
   DEV_UPDATE(from(labels[0 : n], ct[0 : ct_len]))
   DEV_EXIT(map(delete : xt[0 : n * d], ct[0 : ct_len], offset[0 : d], labels[0 : n], cs[0 : ct_len], cn[0 : kpad],
@@ -545,8 +558,9 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
 
   for (int c = 0; c < k; c++)
     for (size_t j = 0; j < d; j++) centroids[(size_t)c * d + j] = ct[j * (size_t)kpad + (size_t)c];
-  rc = 0;
+  rc = failed ? -1 : 0;
 out:
+  km_gemm_end(&scratch);
   free(ct), free(cs), free(cn), free(offset), free(part_d), free(part_c), free(sums), free(counts);
   return rc;
 }
