@@ -588,6 +588,21 @@ static double km_sse(const float *restrict xt, const float *restrict ct, const i
   return sse;
 }
 
+/* One assign step: through cuBLAS when `gemm` is given (gpu variant), else the GPU's kernel
+ * (km_assign) or the CPU's blocked loop (km_assign_host). Returns the number of labels that
+ * changed, or -1 with a pc_fail message (a cuBLAS error). */
+static long km_assign_step(const float *restrict xt, const float *restrict ct, const float *restrict cs,
+                           const float *restrict cn, int *restrict labels, float *restrict part_d, int *restrict part_c,
+                           size_t n, size_t d, int k, int kpad, km_layout l, int direct, const km_gemm_scratch *gemm) {
+  if (gemm) return km_gemm_assign(gemm, xt, cs, cn, labels, n, d, k, kpad);
+#if defined(PC_VARIANT_GPU)
+  return km_assign(xt, ct, cs, cn, labels, part_d, part_c, n, d, kpad, l, direct);
+#else
+  (void)ct, (void)part_d, (void)part_c, (void)l;
+  return km_assign_host(xt, cs, cn, labels, n, d, kpad, direct);
+#endif
+}
+
 int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *centroids, int *labels,
            km_result *result) {
   const int k = params->k, direct = params->distance == KM_DISTANCE_DIRECT;
@@ -641,12 +656,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
     km_prepare(ct, offset, cs, cn, d, k, kpad, direct);
     t0 = pc_now();
     result->phase_s[KM_PHASE_UPDATE] += t0 - t_iter;
-#if defined(PC_VARIANT_GPU)
-    const long changed = gemm ? km_gemm_assign(&scratch, xt, cs, cn, labels, n, d, k, kpad)
-                              : km_assign(xt, ct, cs, cn, labels, part_d, part_c, n, d, kpad, layout, direct);
-#else /* the blocked CPU loop; gemm ended at km_gemm_begin (no cuBLAS outside the gpu variant) */
-    const long changed = km_assign_host(xt, cs, cn, labels, n, d, kpad, direct);
-#endif
+    const long changed = km_assign_step(xt, ct, cs, cn, labels, part_d, part_c, n, d, k, kpad, layout, direct,
+                                        gemm ? &scratch : NULL);
     if (changed < 0) { /* a cuBLAS error: release the device data, then fail */
       failed = 1;
       break;
