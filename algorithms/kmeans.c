@@ -6,13 +6,17 @@
  *     the lowest index) and counts whether its label changed. By default the distance is
  *     sum((x - c)^2); with KM_DISTANCE_DOT (--distance dot) it is |c|^2 - 2 x.c (dropping
  *     |x|^2, the same for every centroid), one multiply-add per feature, on centroids shifted
- *     by their initial mean (km_prepare). Register blocking (km_nearest): a work item holds KM_ROWS points
- *     x KM_TILE centroids of partial sums; per feature it loads KM_ROWS point values and
- *     KM_TILE centroid values for KM_ROWS * KM_TILE multiply-adds. On the GPU an item is a
- *     thread (8 x 16; a warp's 32 threads take 32 neighbouring points and the same centroids)
- *     and, when n is too small to fill the GPU, the centroid tiles are split into ranges
- *     whose winners a second pass compares; on the CPU an item is a loop iteration (6 x 16,
- *     12 AVX2 accumulators).
+ *     by their initial mean (km_prepare); --distance gemm and gemm-tf32 (gpu variant) take the
+ *     dot products of that form from cuBLAS instead (kmeans_gemm.c). Register blocking: a work
+ *     item holds KM_ROWS points x KM_TILE centroids of partial sums; per feature it loads
+ *     KM_ROWS point values and KM_TILE centroid values for KM_ROWS * KM_TILE multiply-adds.
+ *     On the GPU (km_nearest) an item is a thread (8 x 16; a warp's 32 threads take 32
+ *     neighbouring points and the same centroids) and, when n is too small to fill the GPU,
+ *     the centroid tiles are split into ranges whose winners a second pass compares. On the
+ *     CPU (km_assign_host) an item is 6 x 16 (12 AVX2 accumulators), and the loops around it
+ *     are blocked for the caches as a BLAS GEMM is: a block of points is copied into a
+ *     contiguous buffer feature chunk by feature chunk, and each chunk of a centroid tile
+ *     serves all the block's items from L1.
  *  2. update: per-cluster sums (double, so that centroids stay accurate for n = 10^7) and
  *     counts, then new centroid = sum / count. Where k * (d + 1) doubles fit in 32 KB, each
  *     team (GPU) or thread (CPU) sums its share of the points in team-local memory and adds
@@ -21,7 +25,8 @@
  *     sums (fewer collisions on one address), which are then added up per centroid.
  * Layout: points are dimension-major (xt[j*n + i]) so that the threads of a GPU warp read
  * consecutive addresses; centroids are dimension-major too, padded to a whole number of
- * tiles (ct[j*kpad + c]).
+ * tiles (ct[j*kpad + c]). The assign step's copy of the centroids (cs, km_tile_at) is
+ * dimension-major on the GPU and tile by tile on the CPU (a tile's d x 16 values contiguous).
  * Device data (gpu variant): xt, ct, labels, sums and counts are mapped once per run
  * (DEV_ENTER) and stay on the GPU across iterations; per iteration only the number of
  * changed labels comes back (a reduction result). With KM_UPDATE_HOST (Cao's GPU-L) the
@@ -29,6 +34,7 @@
  */
 #include "kmeans.h"
 #include "device.h"
+#include "kmeans_gemm.h"
 #include "par.h"
 #include "util.h"
 
@@ -41,7 +47,7 @@
 #endif
 
 const char *const km_phase_names[KM_NPHASES] = {"h2d", "assign", "update", "d2h"};
-const char *const km_distance_names[KM_NDISTANCES] = {"direct", "dot"};
+const char *const km_distance_names[KM_NDISTANCES] = {"direct", "dot", "gemm", "gemm-tf32"};
 
 /* Register blocking of the assign step. A work item compares KM_ROWS points with a tile of
  * KM_TILE centroids at a time, holding KM_ROWS x KM_TILE partial sums in registers: per
@@ -71,6 +77,23 @@ const char *const km_distance_names[KM_NDISTANCES] = {"direct", "dot"};
 #define KM_UNROLL _Pragma("unroll")
 #else
 #define KM_UNROLL
+#endif
+/* Cache blocking of the CPU assign step (km_assign_host), after the loops around a BLAS GEMM's
+ * micro-kernel: a block of KM_HOST_ITEMS items (48 points) is copied, KM_HOST_DEPTH features at
+ * a time, into a buffer laid out as the micro-kernel reads it (6 KB per item for 256
+ * features); the same features of one centroid tile (16 KB) then serve the block's 8 items from
+ * L1. Partial sums of the block against KM_HOST_RANGE tiles (48 x 512 floats, 96 KB, L2) carry
+ * over from one feature chunk to the next. Without this, at d = 1000 every feature of an item's
+ * points and of a tile sits on its own 4 KB page (stride n or kpad floats), and each item
+ * streamed all k x d centroids from L3. */
+#ifndef KM_HOST_ITEMS
+#define KM_HOST_ITEMS 8
+#endif
+#ifndef KM_HOST_DEPTH
+#define KM_HOST_DEPTH 128
+#endif
+#ifndef KM_HOST_RANGE
+#define KM_HOST_RANGE 32
 #endif
 #ifndef KM_ASSIGN_THREADS
 #define KM_ASSIGN_THREADS PC_GPU_THREADS /* GPU threads per team of the assign step */
@@ -120,50 +143,50 @@ static km_layout km_plan(size_t n, int kpad) {
 }
 
 DEV_FUNCS_BEGIN
+/* Where feature j of centroid c sits in the assign step's tiles (cs): dimension-major on the
+ * GPU (a warp reads one feature of a tile together), tile by tile on the CPU, so that the
+ * blocked loop reads a tile's features in order from contiguous memory. */
+static inline size_t km_tile_at(int c, size_t j, size_t d, int kpad) {
+#if defined(PC_VARIANT_GPU)
+  (void)d;
+  return j * (size_t)kpad + (size_t)c;
+#else
+  (void)kpad;
+  return ((size_t)(c / KM_TILE) * d + j) * KM_TILE + (size_t)(c % KM_TILE);
+#endif
+}
+DEV_FUNCS_END
+
+#if defined(PC_VARIANT_GPU) /* the CPU's assign step is km_assign_host, further down */
+DEV_FUNCS_BEGIN
 /* The nearest of the centroids in tiles [t_begin, t_end) for the KM_ROWS points idx[]:
  * best[r] and best_c[r] (ties to the lowest index). `direct` (a constant after inlining)
  * selects sum((x - c)^2) + cn[c] on the centroids ct (cn = 0, or +inf for padding), else the
  * dot form cn[c] - 2 x.cs[:, c] on the shifted centroids cs (see km_prepare).
  *
- * Keeping the best per tile is where the variants differ. The CPU keeps a best per lane of
- * the tile (KM_ROWS x KM_TILE values and indices: compare-and-blend SIMD, no branches) and
- * reduces the lanes once at the end. The GPU has no registers for that: each thread takes the
- * tile's minimum by a halving tree and looks for its index only when it beats the best. */
+ * Keeping the best per tile: the GPU has no registers for a best per lane (as the CPU keeps,
+ * km_assign_host): each thread takes the tile's minimum by a halving tree and looks for its
+ * index only when it beats the best. */
 static inline __attribute__((always_inline)) void
 km_nearest(const float *restrict xt, const float *restrict tiles, const float *restrict cn, size_t n, size_t d, int kpad,
            const size_t idx[KM_ROWS], int t_begin, int t_end, const int direct, float best[KM_ROWS],
            int best_c[KM_ROWS]) {
-#if KM_LANES == 1
-  float lane_best[KM_ROWS][KM_TILE];
-  int lane_c[KM_ROWS][KM_TILE];
-  KM_UNROLL for (int r = 0; r < KM_ROWS; r++)
-    KM_UNROLL for (int c = 0; c < KM_TILE; c++) {
-      lane_best[r][c] = INFINITY;
-      lane_c[r][c] = t_begin * KM_TILE + c;
-    }
-#else
   KM_UNROLL for (int r = 0; r < KM_ROWS; r++) {
     best[r] = INFINITY;
     best_c[r] = t_begin * KM_TILE;
   }
-#endif
   for (int t = t_begin; t < t_end; t++) {
     float acc[KM_ROWS][KM_TILE];
     KM_UNROLL for (int r = 0; r < KM_ROWS; r++)
       KM_UNROLL for (int c = 0; c < KM_TILE; c++) acc[r][c] = 0.0f;
-    float xv[KM_ROWS]; /* feature j of the rows */
-#if KM_LANES > 1 /* GPU: feature j + 1 is loaded before j's multiply-adds, hiding its latency */
+    float xv[KM_ROWS]; /* feature j of the rows; feature j + 1 is loaded before j's
+                          multiply-adds, hiding its latency */
     KM_UNROLL for (int r = 0; r < KM_ROWS; r++) xv[r] = xt[idx[r]];
-#endif
     for (size_t j = 0; j < d; j++) {
       const float *cj = __builtin_assume_aligned(tiles + j * (size_t)kpad + (size_t)t * KM_TILE, 16);
-#if KM_LANES > 1
       const size_t next = j + 1 < d ? j + 1 : j;
       float xnext[KM_ROWS];
       KM_UNROLL for (int r = 0; r < KM_ROWS; r++) xnext[r] = xt[next * n + idx[r]];
-#else /* CPU: the out-of-order core overlaps the loads itself */
-      for (int r = 0; r < KM_ROWS; r++) xv[r] = xt[j * n + idx[r]];
-#endif
       KM_UNROLL for (int r = 0; r < KM_ROWS; r++)
         KM_UNROLL for (int c = 0; c < KM_TILE; c++) {
           if (direct) {
@@ -173,21 +196,12 @@ km_nearest(const float *restrict xt, const float *restrict tiles, const float *r
             acc[r][c] += xv[r] * cj[c];
           }
         }
-#if KM_LANES > 1
       KM_UNROLL for (int r = 0; r < KM_ROWS; r++) xv[r] = xnext[r];
-#endif
     }
     KM_UNROLL for (int r = 0; r < KM_ROWS; r++) {
       float dist[KM_TILE];
       KM_UNROLL for (int c = 0; c < KM_TILE; c++)
         dist[c] = direct ? acc[r][c] + cn[t * KM_TILE + c] : cn[t * KM_TILE + c] - 2.0f * acc[r][c];
-#if KM_LANES == 1
-      KM_UNROLL for (int c = 0; c < KM_TILE; c++) { /* the index by a mask, not ?:, so that clang emits blends */
-        const int better = dist[c] < lane_best[r][c];
-        lane_best[r][c] = better ? dist[c] : lane_best[r][c];
-        lane_c[r][c] += -better & (t * KM_TILE + c - lane_c[r][c]);
-      }
-#else
       float low[KM_TILE];
       KM_UNROLL for (int c = 0; c < KM_TILE; c++) low[c] = dist[c];
       KM_UNROLL for (int width = KM_TILE / 2; width > 0; width /= 2)
@@ -198,20 +212,8 @@ km_nearest(const float *restrict xt, const float *restrict tiles, const float *r
         KM_UNROLL for (int c = KM_TILE - 1; c >= 0; c--) first = dist[c] == low[0] ? c : first;
         best_c[r] = t * KM_TILE + first;
       }
-#endif
     }
   }
-#if KM_LANES == 1
-  KM_UNROLL for (int r = 0; r < KM_ROWS; r++) {
-    best[r] = lane_best[r][0];
-    best_c[r] = lane_c[r][0];
-    KM_UNROLL for (int c = 1; c < KM_TILE; c++)
-      if (lane_best[r][c] < best[r] || (lane_best[r][c] == best[r] && lane_c[r][c] < best_c[r])) {
-        best[r] = lane_best[r][c];
-        best_c[r] = lane_c[r][c];
-      }
-  }
-#endif
 }
 DEV_FUNCS_END
 
@@ -270,22 +272,150 @@ static long km_assign(const float *restrict xt, const float *restrict ct, const 
   return changed;
 }
 
+#else /* seq and omp */
+
+/* The CPU's micro-kernel, for KM_ROWS points (xq[j * xld + r], `depth` features) and
+ * `ntiles` consecutive tiles (tile u at tiles + u * tstride, tile[j * KM_TILE + c]): each tile's
+ * sums continue from sums[r * ld + u * KM_TILE + c] (from 0 when `first`). Unless `last`, they
+ * go back to sums; after the last chunk they become distances (direct: sum + cn[c]; dot:
+ * cn[c] - 2 sum, cn from the first tile's centroid c0 on) that update the rows' best per lane,
+ * best[r * KM_TILE + c] and its centroid best_c (compare and blend, no branches). Called, not
+ * inlined (km_host_dot, km_host_direct): in a function of its own clang keeps the accumulators
+ * in 12 AVX2 registers; inlined into km_assign_host they were spilled on every feature. */
+static inline __attribute__((always_inline)) void
+km_host_kernel(const float *restrict xq, size_t xld, const float *restrict tiles, size_t tstride, int ntiles, size_t depth,
+               float *restrict sums, size_t ld, const int first, const int last, const float *restrict cn, int c0,
+               float *restrict best, int *restrict best_c, const int direct) {
+  for (int u = 0; u < ntiles; u++) {
+    const float *tile = tiles + (size_t)u * tstride;
+    float *su = sums + (size_t)u * KM_TILE;
+    float acc[KM_ROWS][KM_TILE];
+    for (int r = 0; r < KM_ROWS; r++)
+      for (int c = 0; c < KM_TILE; c++) acc[r][c] = first ? 0.0f : su[(size_t)r * ld + c];
+    for (size_t j = 0; j < depth; j++) {
+      const float *cj = __builtin_assume_aligned(tile + j * KM_TILE, 64);
+      float xv[KM_ROWS];
+      for (int r = 0; r < KM_ROWS; r++) xv[r] = xq[j * xld + r];
+      for (int r = 0; r < KM_ROWS; r++)
+        for (int c = 0; c < KM_TILE; c++) {
+          if (direct) {
+            const float diff = xv[r] - cj[c];
+            acc[r][c] += diff * diff;
+          } else {
+            acc[r][c] += xv[r] * cj[c];
+          }
+        }
+    }
+    if (!last) {
+      for (int r = 0; r < KM_ROWS; r++)
+        for (int c = 0; c < KM_TILE; c++) su[(size_t)r * ld + c] = acc[r][c];
+      continue;
+    }
+    const int cu = c0 + u * KM_TILE;
+    for (int r = 0; r < KM_ROWS; r++)
+      for (int c = 0; c < KM_TILE; c++) { /* the index by a mask, not ?:, so that clang emits blends */
+        const float dist = direct ? acc[r][c] + cn[cu + c] : cn[cu + c] - 2.0f * acc[r][c];
+        const int better = dist < best[r * KM_TILE + c];
+        best[r * KM_TILE + c] = better ? dist : best[r * KM_TILE + c];
+        best_c[r * KM_TILE + c] += -better & (cu + c - best_c[r * KM_TILE + c]);
+      }
+  }
+}
+#define KM_HOST_KERNEL_ARGS                                                                                          \
+  const float *restrict xq, size_t xld, const float *restrict tiles, size_t tstride, int ntiles, size_t depth,      \
+      float *restrict sums, size_t ld, int first, int last, const float *restrict cn, int c0, float *restrict best,   \
+      int *restrict best_c
+static __attribute__((noinline)) void km_host_dot(KM_HOST_KERNEL_ARGS) {
+  km_host_kernel(xq, xld, tiles, tstride, ntiles, depth, sums, ld, first, last, cn, c0, best, best_c, 0);
+}
+static __attribute__((noinline)) void km_host_direct(KM_HOST_KERNEL_ARGS) {
+  km_host_kernel(xq, xld, tiles, tstride, ntiles, depth, sums, ld, first, last, cn, c0, best, best_c, 1);
+}
+
+/* The CPU's assign step (the one place the CPU and GPU take different loops, for their
+ * different memories; see KM_HOST_ITEMS): every point's nearest centroid among the tiles
+ * (tile by tile, km_tile_at), by the direct form sum((x - c)^2) + cn[c] or the dot form
+ * cn[c] - 2 x.cs_c; returns how many labels changed. Per block of KM_HOST_ITEMS items of
+ * KM_ROWS consecutive points, per range of KM_HOST_RANGE tiles, per chunk of KM_HOST_DEPTH
+ * features: copy the chunk of the block's points (xp[feature][point]), then for each item run
+ * the 6 x 16 micro-kernel over the chunk and the range's tiles, its sums carried in
+ * part[] from one chunk to the next (km_host_kernel). Each point's sum for a centroid is still one float chain
+ * over j = 0..d-1, so the distances, and the labels, are the unblocked loop's. After the last
+ * chunk each item keeps a best per lane of the tile (KM_ROWS x KM_TILE values and indices:
+ * compare-and-blend SIMD, no branches), reduced once at the end (ties to the lowest index).
+ * Padding centroids never win (cn = +inf). */
+static long km_assign_host(const float *restrict xt, const float *restrict tiles, const float *restrict cn,
+                           int *restrict labels, size_t n, size_t d, int kpad, int direct) {
+  const size_t block = (size_t)KM_HOST_ITEMS * KM_ROWS, blocks = (n + block - 1) / block;
+  const int ntiles = kpad / KM_TILE;
+  long changed = 0;
+  PAR_FOR(reduction(+ : changed) HOST_ONLY(schedule(dynamic, 1)))
+  for (size_t b = 0; b < blocks; b++) {
+    float xp[KM_HOST_DEPTH][KM_HOST_ITEMS * KM_ROWS];
+    float part[KM_HOST_ITEMS][KM_ROWS][KM_HOST_RANGE * KM_TILE];
+    float lane_best[KM_HOST_ITEMS][KM_ROWS][KM_TILE];
+    int lane_c[KM_HOST_ITEMS][KM_ROWS][KM_TILE];
+    const size_t first = b * block, have = n - first < block ? n - first : block, left = (have + KM_ROWS - 1) / KM_ROWS;
+    const int items = left < KM_HOST_ITEMS ? (int)left : KM_HOST_ITEMS; /* the last block may hold fewer */
+    for (int q = 0; q < items; q++)
+      for (int r = 0; r < KM_ROWS; r++)
+        for (int c = 0; c < KM_TILE; c++) {
+          lane_best[q][r][c] = INFINITY;
+          lane_c[q][r][c] = c;
+        }
+    for (int t0 = 0; t0 < ntiles; t0 += KM_HOST_RANGE) {
+      const int t1 = t0 + KM_HOST_RANGE < ntiles ? t0 + KM_HOST_RANGE : ntiles;
+      for (size_t j0 = 0; j0 < d; j0 += KM_HOST_DEPTH) {
+        const size_t depth = d - j0 < KM_HOST_DEPTH ? d - j0 : KM_HOST_DEPTH;
+        const int first_chunk = j0 == 0, last_chunk = j0 + depth == d;
+        for (size_t j = 0; j < depth; j++) { /* one feature of the block's points: a contiguous copy */
+          const float *row = xt + (j0 + j) * n + first;
+          memcpy(xp[j], row, have * sizeof(float));
+          for (size_t i = have; i < (size_t)items * KM_ROWS; i++) xp[j][i] = row[have - 1]; /* the last point again, written nowhere */
+        }
+        for (int q = 0; q < items; q++) /* the range's chunk of tiles (KM_HOST_RANGE x 8 KB) stays in L2 */
+          (direct ? km_host_direct : km_host_dot)(&xp[0][q * KM_ROWS], KM_HOST_ITEMS * KM_ROWS,
+                                                   tiles + ((size_t)t0 * d + j0) * KM_TILE, d * KM_TILE,
+                                                   t1 - t0, depth, &part[q][0][0], KM_HOST_RANGE * KM_TILE, first_chunk,
+                                                   last_chunk, cn, t0 * KM_TILE, &lane_best[q][0][0], &lane_c[q][0][0]);
+      }
+    }
+    for (int q = 0; q < items; q++)
+      for (int r = 0; r < KM_ROWS; r++) {
+        const size_t i = first + (size_t)(q * KM_ROWS + r);
+        if (i >= n) break;
+        float best = lane_best[q][r][0];
+        int best_c = lane_c[q][r][0];
+        for (int c = 1; c < KM_TILE; c++)
+          if (lane_best[q][r][c] < best || (lane_best[q][r][c] == best && lane_c[q][r][c] < best_c)) {
+            best = lane_best[q][r][c];
+            best_c = lane_c[q][r][c];
+          }
+        changed += labels[i] != best_c;
+        labels[i] = best_c;
+      }
+  }
+  return changed;
+}
+#endif
+
 /* The tiles of the assign step. Dot form: cs = ct - o (the centroids moved by the offset o,
  * the initial centroids' mean) and cn[c] = |cs_c|^2 + 2 o.cs_c, so that for a point x
  * |x - c|^2 = |x|^2 + cn[c] - 2 x.cs_c, where |x|^2 is the same for every centroid; the shift
- * keeps the float32 products small when the data sit far from the origin. Direct form: cn = 0.
+ * keeps the float32 products small when the data sit far from the origin. Direct form: cn = 0,
+ * and on the CPU cs = ct (unshifted, in the CPU's tile order; the GPU reads ct itself).
  * Padding centroids: cs = 0, cn = +inf. */
 static void km_prepare(const float *restrict ct, const float *restrict offset, float *restrict cs,
                        float *restrict cn, size_t d, int k, int kpad, int direct) {
   PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
   for (int c = 0; c < kpad; c++) {
     double norm = 0.0;
-    for (size_t j = 0; j < d && !direct; j++) { /* the direct form reads ct, not cs */
-      const float shifted = c < k ? ct[j * (size_t)kpad + c] - offset[j] : 0.0f;
-      cs[j * (size_t)kpad + c] = shifted;
+    for (size_t j = 0; j < d && (!direct || !PC_HAS_DEVICE); j++) { /* the GPU's direct form reads ct */
+      const float shifted = c < k ? ct[j * (size_t)kpad + c] - (direct ? 0.0f : offset[j]) : 0.0f;
+      cs[km_tile_at(c, j, d, kpad)] = shifted;
       norm += (double)shifted * shifted + 2.0 * (double)offset[j] * shifted;
     }
-    cn[c] = c >= k ? INFINITY : (float)norm;
+    cn[c] = c >= k ? INFINITY : direct ? 0.0f : (float)norm;
   }
 }
 
@@ -458,12 +588,30 @@ static double km_sse(const float *restrict xt, const float *restrict ct, const i
   return sse;
 }
 
+/* One assign step: through cuBLAS when `gemm` is given (gpu variant), else the GPU's kernel
+ * (km_assign) or the CPU's blocked loop (km_assign_host). Returns the number of labels that
+ * changed, or -1 with a pc_fail message (a cuBLAS error). */
+static long km_assign_step(const float *restrict xt, const float *restrict ct, const float *restrict cs,
+                           const float *restrict cn, int *restrict labels, float *restrict part_d, int *restrict part_c,
+                           size_t n, size_t d, int k, int kpad, km_layout l, int direct, const km_gemm_scratch *gemm) {
+  if (gemm) return km_gemm_assign(gemm, xt, cs, cn, labels, n, d, k, kpad);
+#if defined(PC_VARIANT_GPU)
+  return km_assign(xt, ct, cs, cn, labels, part_d, part_c, n, d, kpad, l, direct);
+#else
+  (void)ct, (void)part_d, (void)part_c, (void)l;
+  return km_assign_host(xt, cs, cn, labels, n, d, kpad, direct);
+#endif
+}
+
 int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *centroids, int *labels,
            km_result *result) {
   const int k = params->k, direct = params->distance == KM_DISTANCE_DIRECT;
+  /* cuBLAS for the dot products (kmeans_gemm.c); km_prepare makes the same cs and cn as for dot */
+  const int gemm = params->distance == KM_DISTANCE_GEMM || params->distance == KM_DISTANCE_GEMM_TF32;
   const int kpad = (k + KM_TILE - 1) / KM_TILE * KM_TILE;
   const size_t kd = (size_t)k * d, ct_len = (size_t)kpad * d, copies = km_sum_copies(d, k);
-  const km_layout layout = km_plan(n, kpad);
+  km_layout layout = km_plan(n, kpad);
+  if (gemm) layout.splits = 1; /* no candidates to merge */
   const size_t part_len = layout.splits > 1 ? (size_t)layout.splits * n : 1;
   /* Outside the gpu variant the device is the host: both update modes are the same code. */
   const int on_device = params->update == KM_UPDATE_DEVICE || !PC_HAS_DEVICE;
@@ -480,8 +628,11 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   int *part_c = pc_try_alloc(part_len, sizeof *part_c, "candidate centroids");
   double *sums = pc_try_alloc(copies * kd, sizeof *sums, "centroid sums");
   long *counts = pc_try_alloc(copies * (size_t)k, sizeof *counts, "cluster counts");
-  int rc = -1;
+  km_gemm_scratch scratch = {0};
+  int rc = -1, failed = 0;
   if (!ct || !cs || !cn || !offset || !part_d || !part_c || !sums || !counts) goto out;
+  /* cuBLAS' handle and device scratch: before the clock, like the program's device start-up */
+  if (gemm && km_gemm_begin(n, d, k, params->distance == KM_DISTANCE_GEMM_TF32, &scratch) != 0) goto out;
   memset(ct, 0, ct_len * sizeof *ct);
   for (int c = 0; c < k; c++)
     for (size_t j = 0; j < d; j++) ct[j * (size_t)kpad + (size_t)c] = centroids[(size_t)c * d + j];
@@ -505,7 +656,12 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
     km_prepare(ct, offset, cs, cn, d, k, kpad, direct);
     t0 = pc_now();
     result->phase_s[KM_PHASE_UPDATE] += t0 - t_iter;
-    const long changed = km_assign(xt, ct, cs, cn, labels, part_d, part_c, n, d, kpad, layout, direct);
+    const long changed = km_assign_step(xt, ct, cs, cn, labels, part_d, part_c, n, d, k, kpad, layout, direct,
+                                        gemm ? &scratch : NULL);
+    if (changed < 0) { /* a cuBLAS error: release the device data, then fail */
+      failed = 1;
+      break;
+    }
     double t1 = pc_now();
     result->phase_s[KM_PHASE_ASSIGN] += t1 - t0;
     result->iterations = it + 1;
@@ -535,7 +691,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
     }
   }
 
-  result->sse = km_sse(xt, ct, labels, n, d, kpad);
+  if (!failed) result->sse = km_sse(xt, ct, labels, n, d, kpad);
   t0 = pc_now();
   DEV_UPDATE(from(labels[0 : n], ct[0 : ct_len]))
   DEV_EXIT(map(delete : xt[0 : n * d], ct[0 : ct_len], offset[0 : d], labels[0 : n], cs[0 : ct_len], cn[0 : kpad],
@@ -545,8 +701,9 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
 
   for (int c = 0; c < k; c++)
     for (size_t j = 0; j < d; j++) centroids[(size_t)c * d + j] = ct[j * (size_t)kpad + (size_t)c];
-  rc = 0;
+  rc = failed ? -1 : 0;
 out:
+  km_gemm_end(&scratch);
   free(ct), free(cs), free(cn), free(offset), free(part_d), free(part_c), free(sums), free(counts);
   return rc;
 }

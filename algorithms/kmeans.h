@@ -17,8 +17,11 @@ typedef enum { KM_UPDATE_DEVICE, KM_UPDATE_HOST } km_update_where;
  * sum((x - c)^2), a subtraction and a multiply-add per feature (the course report's formula;
  * exact ties go to the lowest index). KM_DISTANCE_DOT: |c|^2 - 2 x.c on centroids shifted by
  * their initial mean, one multiply-add per feature (what GEMM-based k-means does; float32
- * rounding can break exact ties and reorder near-ties). */
-typedef enum { KM_DISTANCE_DIRECT, KM_DISTANCE_DOT, KM_NDISTANCES } km_distance;
+ * rounding can break exact ties and reorder near-ties). KM_DISTANCE_GEMM and KM_DISTANCE_GEMM_TF32
+ * (gpu variant only, kmeans_gemm.h): the dot form with the dot products from cuBLAS' SGEMM, in
+ * float32 or on TF32 tensor cores (inputs rounded to 10-bit mantissas, as PyTorch with
+ * allow_tf32); other builds, or a gpu run on the host, fail with a message. */
+typedef enum { KM_DISTANCE_DIRECT, KM_DISTANCE_DOT, KM_DISTANCE_GEMM, KM_DISTANCE_GEMM_TF32, KM_NDISTANCES } km_distance;
 extern const char *const km_distance_names[KM_NDISTANCES];
 
 /* Timed phases of one run; names follow the report's JSON keys. Cao et al.'s cost model:
@@ -52,7 +55,8 @@ typedef struct {
  * (xt[j*n + i] is feature j of point i; see km_transpose). `centroids` holds k x d initial
  * centroids, row-major, and receives the final ones; labels[0..n) receives the assignment.
  * A cluster that loses all its points keeps its previous centroid. Ties go to the lowest
- * centroid index. Returns 0, or -1 with a pc_fail message (sizes that cannot be allocated).
+ * centroid index. Returns 0, or -1 with a pc_fail message (sizes that cannot be allocated;
+ * with the gemm distances: not the gpu variant, no GPU or cuBLAS, a cuBLAS error).
  */
 int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *centroids, int *labels, km_result *result);
 

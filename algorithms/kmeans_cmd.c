@@ -7,6 +7,7 @@
 #include "data.h"
 #include "device.h"
 #include "kmeans.h"
+#include "kmeans_gemm.h"
 #include "kmeanspp.h"
 #include "report.h"
 #include "synth.h"
@@ -36,6 +37,9 @@ static const char usage[] =
     "                       course report's; exact ties go to the lowest index) or |c|^2 - 2x.c on\n"
     "                       shifted centroids (one multiply-add per feature, as GEMM-based k-means:\n"
     "                       faster for large d, float32 rounding may break exact ties otherwise)\n"
+    "  --distance gemm|gemm-tf32  (gpu variant) the dot form with the dot products from cuBLAS' SGEMM,\n"
+    "                       in float32 or on TF32 tensor cores (as PyTorch with allow_tf32); cuBLAS is\n"
+    "                       opened at run time: $PRAGMACLUST_CUBLAS, else libcublas.so[.13|.12|.11]\n"
     "  --labels FILE        write labels (0-based; .npy -> int32 array, else one per line)\n"
     "  --centroids FILE     write final centroids (.npy -> float32 K x d, else text)\n"
     "common options:\n"
@@ -78,7 +82,12 @@ static void handle_option(int id, const char *arg, void *ctx) {
     case OPT_DISTANCE:
       if (!strcmp(arg, "dot")) o->params.distance = KM_DISTANCE_DOT;
       else if (!strcmp(arg, "direct")) o->params.distance = KM_DISTANCE_DIRECT;
-      else pc_die(PC_EXIT_USAGE, "option --distance: expected dot or direct, got '%s'", arg);
+      else if (!strcmp(arg, "gemm")) o->params.distance = KM_DISTANCE_GEMM;
+      else if (!strcmp(arg, "gemm-tf32")) o->params.distance = KM_DISTANCE_GEMM_TF32;
+      else pc_die(PC_EXIT_USAGE, "option --distance: expected direct, dot, gemm or gemm-tf32, got '%s'", arg);
+      if ((o->params.distance == KM_DISTANCE_GEMM || o->params.distance == KM_DISTANCE_GEMM_TF32) && !km_gemm_built())
+        pc_die(PC_EXIT_USAGE, "option --distance %s: needs the gpu variant (cuBLAS on the GPU); this is the %s build", arg,
+               pc_build_variant());
       break;
     case OPT_LABELS: o->labels_path = arg; break;
     case OPT_CENTROIDS: o->centroids_path = arg; break;
@@ -135,6 +144,10 @@ int pc_cmd_kmeans(int argc, char **argv) {
   double load_s;
   int generated;
   pc_start_run(&c, &dev, &pts, &load_s, &generated);
+  /* cuBLAS is loaded before any timing, and its absence (or a run on the host) ends the run here */
+  const int gemm = o.params.distance == KM_DISTANCE_GEMM || o.params.distance == KM_DISTANCE_GEMM_TF32;
+  if (gemm && km_gemm_load(o.params.distance == KM_DISTANCE_GEMM_TF32) != 0)
+    pc_die(PC_EXIT_NO_DEVICE, "kmeans: %s", pc_last_error());
   if ((size_t)o.k > pts.n) pc_die(PC_EXIT_USAGE, "kmeans: -k %lld is larger than the number of points (%zu)", o.k, pts.n);
   const size_t n = pts.n, d = pts.d, k = (size_t)o.k;
   o.params.k = (int)k;
@@ -186,6 +199,12 @@ int pc_cmd_kmeans(int argc, char **argv) {
     pc_json_num(&j, "tol", o.params.tol);
     pc_json_str(&j, "update", o.params.update == KM_UPDATE_DEVICE ? "device" : "host");
     pc_json_str(&j, "distance", km_distance_names[o.params.distance]);
+    if (gemm) {
+      int version;
+      const char *lib = km_gemm_library(&version);
+      pc_json_str(&j, "cublas", lib);
+      pc_json_int(&j, "cublas_version", version);
+    }
     pc_json_end_object(&j);
     pc_json_int(&j, "centroid_splits", res.splits);
     pc_json_int(&j, "iterations", res.iterations);

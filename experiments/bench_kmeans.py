@@ -5,9 +5,11 @@ Runs `pragmaclust-<variant> kmeans gen:uniform:... --iterations N --warmup 1` fo
 and variant and prints, from the JSON reports: per-iteration time (median of the N timed
 iterations), GFLOP/s counted as 2nkd per iteration, the fraction of the float32 floor (2nkd at
 --peak-tflops, 60 for an H100/H200), and the phase split (assign = distances and labels;
-update = sums, counts, new centroids and the next distance tiles). Where PyTorch with CUDA is
-importable it adds PyTorch fp32 and TF32 rows (reference_kmeans.py), and with --sklearn
-scikit-learn's Lloyd on the host.
+update = sums, counts, new centroids and the next distance tiles). When the gpu variant runs on
+a GPU it adds rows for `--distance gemm` and `gemm-tf32` (the dot products from cuBLAS' SGEMM in
+float32 and TF32; --gemm no leaves them out; cuBLAS as the program finds it, see
+PRAGMACLUST_CUBLAS in the README). Where PyTorch with CUDA is importable it adds PyTorch fp32
+and TF32 rows (reference_kmeans.py), and with --sklearn scikit-learn's Lloyd on the host.
 
   experiments/bench_kmeans.py [--bin DIR] [--variants seq,omp,gpu] [--cases issue|odd|NxDxK,...]
 """
@@ -26,13 +28,15 @@ CASE_SETS = {
 }
 
 
-def run_variant(binary, n, d, k, iterations, extra):
+def run_variant(binary, n, d, k, iterations, extra, name=None):
+    """One row; `name` (the gemm rows) also asks for the program's reason when it exits 3."""
     rep, err = run_with_report([binary, "kmeans", f"gen:uniform:n={n},d={d},seed=7", "-k", str(k), "--iterations",
-                                str(iterations), "--warmup", "1", "--quiet"] + extra)
+                                str(iterations), "--warmup", "1", "--quiet"] + extra, say_why=name is not None)
+    name = name or binary.rsplit("-", 1)[-1]
     if err:
-        return binary.rsplit("-", 1)[-1], err
+        return name, err
     t, its = rep["timing"], rep["iterations"]
-    return {"name": binary.rsplit("-", 1)[-1], "iteration_s": t["iteration_s"]["median"],
+    return {"name": name, "iteration_s": t["iteration_s"]["median"],
             "assign_s": t["phases_s"]["assign"]["median"] / its, "update_s": t["phases_s"]["update"]["median"] / its,
             "device": rep["device"]["where"], "splits": rep.get("centroid_splits", 1)}, None
 
@@ -46,6 +50,8 @@ def main():
     ap.add_argument("--seq-iterations", type=int, help="timed iterations for seq (default: --iterations)")
     ap.add_argument("--distance", default="dot", choices=["dot", "direct"])
     ap.add_argument("--update", default="device", choices=["device", "host"])
+    ap.add_argument("--gemm", default="yes", choices=["yes", "no"],
+                    help="gpu on a GPU: also rows for --distance gemm and gemm-tf32 (default yes)")
     ap.add_argument("--peak-tflops", type=float, default=60.0, help="float32 rate of the floor (default 60)")
     ap.add_argument("--no-torch", action="store_true", help="skip PyTorch even where it is importable")
     ap.add_argument("--sklearn", type=int, metavar="THREADS", help="also time scikit-learn with THREADS threads")
@@ -74,6 +80,11 @@ def main():
             its = args.seq_iterations if variant == "seq" and args.seq_iterations else args.iterations
             binary = os.path.join(args.bin, f"pragmaclust-{variant}")
             results.append(run_variant(binary, n, d, k, its, ["--update", args.update, "--distance", args.distance]))
+            on_gpu = isinstance(results[-1][0], dict) and results[-1][0]["device"].startswith("GPU")
+            if variant == "gpu" and on_gpu and args.gemm == "yes":
+                for distance in ("gemm", "gemm-tf32"):
+                    results.append(run_variant(binary, n, d, k, its, ["--update", args.update, "--distance", distance],
+                                               name=f"gpu {distance}"))
         if use_torch:
             for tf32 in (False, True):
                 results.append((reference_kmeans.torch_kmeans(n, d, k, iterations=args.iterations, tf32=tf32), None))

@@ -5,6 +5,7 @@ and the report.
 Every variant is run on this GPU-less machine; the gpu one with --allow-host (conftest.py).
 """
 import json
+import os
 
 import numpy as np
 import pytest
@@ -370,6 +371,124 @@ def test_k_equals_one_and_k_equals_n(variant, work):
     assert rel(rep["sse"], float(((x - x.mean(axis=0)) ** 2).sum())) <= 1e-5
     labels, cent, rep = kmeans(variant, work, path, 300, "random", tag="kn")
     assert sorted(labels) == list(range(300)) and rep["sse"] == 0.0
+
+
+# ---- --distance gemm / gemm-tf32: the assign step through cuBLAS (gpu variant) --------------
+
+GEMM_DISTANCES = ["gemm", "gemm-tf32"]
+ON_GPU = os.environ.get("PRAGMACLUST_REQUIRE_GPU") == "1"
+needs_gpu = pytest.mark.skipif(not ON_GPU, reason="cuBLAS runs on a GPU: PRAGMACLUST_REQUIRE_GPU=1 on a GPU machine "
+                               "(with libcublas on the loader's path or PRAGMACLUST_CUBLAS set)")
+
+
+@pytest.mark.parametrize("distance", GEMM_DISTANCES)
+def test_gemm_refused_by_host_variants(seq, omp, work, distance):
+    """seq and omp have no cuBLAS path: exit 2, one line naming the gpu variant, no output."""
+    for b in (seq, omp):
+        rc, out, err = b.run("kmeans", "gen:blobs:n=1000,d=2", "-k", 3, "--distance", distance, "--labels",
+                             work / "l.txt", "--report", work / "r.json")
+        assert rc == 2, (b.name, rc, err)
+        lines = err.strip("\n").split("\n")
+        assert len(lines) == 1 and lines[0].startswith("pragmaclust: error:"), err
+        assert f"--distance {distance}" in err and "gpu variant" in err and f"{b.name} build" in err
+        assert out == "" and list(work.iterdir()) == []
+
+
+@pytest.mark.parametrize("distance", GEMM_DISTANCES)
+def test_gemm_refused_when_kernels_run_on_the_host(gpu, gpu_direct, work, distance):
+    """The gpu program run on the host (--allow-host without a GPU) has no cuBLAS to call:
+    exit 3 (no usable GPU), one line, no output files."""
+    if gpu_usable(gpu_direct):
+        pytest.skip("this machine has a GPU: the host fallback is not what runs")
+    rc, out, err = gpu.run("kmeans", "gen:blobs:n=1000,d=2", "-k", 3, "--distance", distance, "--labels",
+                           work / "l.txt", "--report", work / "r.json")
+    assert rc == 3, (rc, err)
+    lines = err.strip("\n").split("\n")
+    assert len(lines) == 1 and lines[0].startswith("pragmaclust: error:"), err
+    assert f"--distance {distance}" in err and "host" in err
+    assert out == "" and list(work.iterdir()) == []
+
+
+# float32 SGEMM: the tolerances of the dot form (test_matches_reference_larger), on the same
+# shapes plus small ones (k = 1, d = 1, fewer points than a 128-point block).
+GEMM_CASES = BIG_CASES + [(1, 5, 0.0), (17, 1, 0.0), (3, 33, 0.0)]
+
+
+@needs_gpu
+@pytest.mark.parametrize("d,k,origin", GEMM_CASES, ids=[f"d{d}-k{k}-at{o:g}" for d, k, o in GEMM_CASES])
+def test_gemm_matches_reference(gpu, work, d, k, origin):
+    x = f32(separated_data(d * 1000 + k, 4 * k, d, k) + origin)
+    init = random_rows(x, k, 1)
+    labels, cent, rep = kmeans(gpu, work, write_points(work / "x.txt", x), k, init, "--distance", "gemm")
+    ref_labels, ref_cent, ref_sse, ref_iter, ref_conv = lloyd(x, init)
+    assert rep["params"]["distance"] == "gemm" and rep["params"]["cublas"]
+    assert rep["device"]["offloading"] is True
+    assert_labels_equal(labels, ref_labels, "gemm vs reference")
+    assert rep["iterations"] == ref_iter and rep["converged"] is ref_conv
+    assert rel(rep["sse"], ref_sse) <= 1e-4
+    np.testing.assert_allclose(cent, ref_cent, rtol=1e-5, atol=1e-4 * max(np.abs(x - origin).max(), 1.0))
+
+
+def blobs_near_origin(seed, n, d, k, std=0.05):
+    """n points around k centres uniform in [-1, 1]^d, and initial centroids near the centres.
+    TF32 keeps 10 mantissa bits of x and of the shifted centroids, so its dot products err by
+    about 2^-10 |x| |c - o|: small here against the gaps between clusters (|x| <= sqrt(d))."""
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(-1, 1, (k, d))
+    which = rng.integers(0, k, n)
+    which[:k] = np.arange(k)
+    x = f32(centres[which] + rng.normal(0, std, (n, d)))
+    return x, f32(centres + rng.normal(0, std, centres.shape))
+
+
+@needs_gpu
+@pytest.mark.parametrize("distance", GEMM_DISTANCES)
+@pytest.mark.parametrize("d,k", [(64, 16), (300, 40), (5, 30)])
+def test_gemm_blobs_match_reference(gpu, work, distance, d, k):
+    """Clusters near the origin, centroids started near them: TF32's rounding is far below the
+    gaps, so both GEMM forms give the reference's labels and iterations."""
+    x, init = blobs_near_origin(d + k, 5000, d, k)
+    labels, cent, rep = kmeans(gpu, work, write_points(work / "x.txt", x), k, init, "--distance", distance)
+    ref_labels, ref_cent, ref_sse, ref_iter, ref_conv = lloyd(x, init)
+    assert rep["params"]["distance"] == distance
+    assert_labels_equal(labels, ref_labels, f"{distance} vs reference")
+    assert rep["iterations"] == ref_iter and rep["converged"] is ref_conv
+    assert rel(rep["sse"], ref_sse) <= 1e-4
+    np.testing.assert_allclose(cent, ref_cent, rtol=1e-5, atol=1e-5)
+
+
+@needs_gpu
+@pytest.mark.parametrize("distance,sse_rtol,min_agreement", [("gemm", 1e-4, 0.95), ("gemm-tf32", 1e-3, 0.0)])
+def test_gemm_uniform_sse(gpu, work, distance, sse_rtol, min_agreement):
+    """Uniform data (the benchmark's kind: near-ties everywhere), 20000 x 256, k = 64, 10 passes.
+    float32: near-ties go either way and the paths part (the dot form on the host kept 98.7% of
+    the reference's labels, SSE within 2.4e-6), so >= 95% of the labels and SSE within 1e-4.
+    TF32: a NumPy model of its rounding kept 84% of the labels, so only the final SSE is
+    compared, within 1e-3 relative (the model: 5e-5)."""
+    rng = np.random.default_rng(256)
+    x = f32(rng.random((20000, 256), dtype=np.float32))
+    init = x[:64]
+    labels, _, rep = kmeans(gpu, work, write_points(work / "x.txt", x), 64, init, "--distance", distance,
+                            "--iterations", 10)
+    ref_labels, _, ref_sse, _, _ = lloyd(x, init, fixed_iter=10)
+    assert rep["iterations"] == 10
+    assert agreement(labels, ref_labels) >= min_agreement
+    assert rel(rep["sse"], ref_sse) <= sse_rtol
+
+
+@needs_gpu
+def test_gemm_blocks_match_dot(gpu, work):
+    """More points than one block of the 256 MiB scratch (k = 3000: 22272 points per GEMM, so
+    50000 points take three GEMMs, the last one short): both GEMM forms give the labels and
+    iterations of the dot form on well-separated clusters."""
+    x, init = blobs_near_origin(9, 50000, 8, 3000, std=0.002)
+    path, init_path = write_points(work / "x.txt", x), write_points(work / "init.txt", init)
+    dot = kmeans(gpu, work, path, 3000, init_path, "--max-iter", 20, "--distance", "dot", tag="dot")
+    for distance in GEMM_DISTANCES:
+        labels, _, rep = kmeans(gpu, work, path, 3000, init_path, "--max-iter", 20, "--distance", distance, tag=distance)
+        assert_labels_equal(labels, dot[0], f"{distance} vs dot")
+        assert rep["iterations"] == dot[2]["iterations"]
+        assert rel(rep["sse"], dot[2]["sse"]) <= 1e-5
 
 
 # ---- the gpu variant without a GPU --------------------------------------------------------
