@@ -70,10 +70,11 @@ int kmpp_sampler_open(kmpp_sampler *s, size_t capacity, int runs, int rounds, in
   s->dist = pc_try_alloc(points, sizeof(double), "D^2 distances");
   s->wheel = pc_try_alloc(points, sizeof(double), "D^2 prefix sums");
   s->block_sums = pc_try_alloc(blocks, sizeof(double), "D^2 block sums");
+  s->offsets = pc_try_alloc(blocks + (size_t)runs, sizeof(double), "D^2 block offsets");
   s->uniforms = pc_try_alloc(picks, sizeof(double), "D^2 uniforms");
   s->chosen = pc_try_alloc(picks, sizeof(long), "D^2 picks");
-  if (!s->dist || !s->wheel || !s->block_sums || !s->uniforms || !s->chosen) {
-    free(s->dist), free(s->wheel), free(s->block_sums), free(s->uniforms), free(s->chosen);
+  if (!s->dist || !s->wheel || !s->block_sums || !s->offsets || !s->uniforms || !s->chosen) {
+    free(s->dist), free(s->wheel), free(s->block_sums), free(s->offsets), free(s->uniforms), free(s->chosen);
     memset(s, 0, sizeof *s);
     return -1;
   }
@@ -82,7 +83,8 @@ int kmpp_sampler_open(kmpp_sampler *s, size_t capacity, int runs, int rounds, in
   s->rounds = rounds;
   s->draws = draws;
   s->search_arity = KMPP_SEARCH_ARITY;
-  DEV_ENTER(map(alloc : s->dist[0 : points], s->wheel[0 : points], s->block_sums[0 : blocks], s->uniforms[0 : picks],
+  DEV_ENTER(map(alloc : s->dist[0 : points], s->wheel[0 : points], s->block_sums[0 : blocks],
+                s->offsets[0 : blocks + (size_t)runs], s->uniforms[0 : picks],
                 s->chosen[0 : picks]))
   return 0;
 }
@@ -91,43 +93,55 @@ void kmpp_sampler_close(kmpp_sampler *s) {
   if (!s->dist) return;
   const size_t runs = (size_t)s->runs, per_run = (size_t)s->rounds * (size_t)s->draws;
   DEV_EXIT(map(delete : s->dist[0 : s->capacity * runs], s->wheel[0 : s->capacity * runs],
-               s->block_sums[0 : kmpp_blocks(s->capacity) * runs], s->uniforms[0 : per_run * runs],
+               s->block_sums[0 : kmpp_blocks(s->capacity) * runs], s->offsets[0 : (kmpp_blocks(s->capacity) + 1) * runs],
+               s->uniforms[0 : per_run * runs],
                s->chosen[0 : per_run * runs]))
   (void)runs, (void)per_run; /* only the gpu variant's directive reads them */
-  free(s->dist), free(s->wheel), free(s->block_sums), free(s->uniforms), free(s->chosen);
+  free(s->dist), free(s->wheel), free(s->block_sums), free(s->offsets), free(s->uniforms), free(s->chosen);
   memset(s, 0, sizeof *s);
 }
 
 DEV_FUNCS_BEGIN
-/* The first steps of a draw, by one thread: the run's total (the block totals added in order),
- * the target t = u * total (below total), and the block holding the answer: the first whose
- * end, the running sum after it, exceeds t. Returns that block and sets *target and *offset (the
- * running sum before it), or -1 when the run has no mass. */
-static inline long kmpp_target_block(const double *sums, size_t blocks, double u, double *target, double *offset) {
-  double total = 0.0;
-  for (size_t b = 0; b < blocks; b++) total += sums[b];
+/* The first steps of a draw, by one thread: with the run's offsets (the running sums of its
+ * block totals, offsets[blocks] = total), the target t = u * total (below total) and the block
+ * holding the answer, the first b with offsets[b+1] > t (a binary search). Returns that block
+ * and sets *target and *offset = offsets[b], or -1 when the run has no mass. */
+static inline long kmpp_target_block(const double *offsets, size_t blocks, double u, double *target, double *offset) {
+  const double total = offsets[blocks];
   if (!(total > 0.0)) return -1;
   double t = u * total;
   if (!(t < total)) t = nextafter(total, 0.0);
-  size_t b = 0;
-  double before = 0.0;
-  while (!(before + sums[b] > t)) before += sums[b++];
+  size_t lo = 0, hi = blocks - 1; /* hi always qualifies: offsets[blocks] = total > t */
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (offsets[mid + 1] > t) hi = mid;
+    else lo = mid + 1;
+  }
   *target = t;
-  *offset = before;
-  return (long)b;
+  *offset = offsets[lo];
+  return (long)lo;
 }
 DEV_FUNCS_END
 
-void kmpp_wheel_pick(const double *wheel, const double *block_sums, size_t n, int runs, int draws, const double *uniforms,
-                     long *picks, size_t stride, int arity) {
+void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offsets, size_t n, int runs, int draws,
+                     const double *uniforms, long *picks, size_t stride, int arity) {
   const size_t blocks = kmpp_blocks(n), parts = (size_t)arity, all = (size_t)runs * (size_t)draws;
+  PAR_FOR() /* each run's block offsets, by one thread in order: the scan's additions */
+  for (int e = 0; e < runs; e++) {
+    double running = 0.0;
+    for (size_t b = 0; b < blocks; b++) {
+      offsets[(size_t)e * (blocks + 1) + b] = running;
+      running += block_sums[(size_t)e * blocks + b];
+    }
+    offsets[(size_t)e * (blocks + 1) + blocks] = running;
+  }
   if (arity <= 2) { /* a thread per draw, binary search */
     PAR_FOR()
     for (size_t t = 0; t < all; t++) {
       const size_t e = t / (size_t)draws, q = t % (size_t)draws;
       const double *local = wheel + e * n;
       double target = 0.0, offset = 0.0;
-      const long b = kmpp_target_block(block_sums + e * blocks, blocks, uniforms[e * stride + q], &target, &offset);
+      const long b = kmpp_target_block(offsets + e * (blocks + 1), blocks, uniforms[e * stride + q], &target, &offset);
       long pick = -1;
       if (b >= 0) {
         /* the answer lies in [lo, hi]; hi (the block's last point) always qualifies */
@@ -149,7 +163,7 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, size_t n, in
     const size_t e = t / (size_t)draws, q = t % (size_t)draws;
     const double *local = wheel + e * n;
     double target = 0.0, offset = 0.0;
-    const long b = kmpp_target_block(block_sums + e * blocks, blocks, uniforms[e * stride + q], &target, &offset);
+    const long b = kmpp_target_block(offsets + e * (blocks + 1), blocks, uniforms[e * stride + q], &target, &offset);
     long pick = -1;
     if (b >= 0) {
       size_t lo = (size_t)b * PC_SCAN_BLOCK, hi = (lo + PC_SCAN_BLOCK < n ? lo + PC_SCAN_BLOCK : n) - 1;
@@ -183,6 +197,40 @@ static inline double kmpp_dist2(const double *x, size_t i, size_t c, size_t d, s
 }
 DEV_FUNCS_END
 
+#if defined(PC_VARIANT_GPU)
+/* Dimensions a GPU thread keeps in registers: for d up to this, kmpp_masses loads a point once
+ * instead of once per chosen point and compares it with two chosen points at a time. */
+#ifndef KMPP_REG_DIMS
+#define KMPP_REG_DIMS 8
+#endif
+#ifndef KMPP_UNROLL_PICKS
+#define KMPP_UNROLL_PICKS 2
+#endif
+DEV_FUNCS_BEGIN
+/* min(best, D(i, c)^2) over the `count` points c of picked[], as kmpp_dist2 sums them (KMPP_LANES
+ * is 1 on the GPU), point i's d <= KMPP_REG_DIMS features held in registers. */
+static inline double kmpp_best_in_registers(const double *x, size_t i, size_t d, size_t ps, size_t ds, const long *picked,
+                                            int count, double best) {
+  double xi[KMPP_REG_DIMS];
+  KMPP_UNROLL(KMPP_REG_DIMS)
+  for (size_t j = 0; j < KMPP_REG_DIMS; j++) xi[j] = j < d ? x[i * ps + j * ds] : 0.0;
+  KMPP_UNROLL(KMPP_UNROLL_PICKS)
+  for (int q = 0; q < count; q++) {
+    const double *c = x + (size_t)picked[q] * ps;
+    double s2 = 0.0;
+    KMPP_UNROLL(KMPP_REG_DIMS)
+    for (size_t j = 0; j < KMPP_REG_DIMS; j++)
+      if (j < d) {
+        const double diff = xi[j] - c[j * ds];
+        s2 += diff * diff;
+      }
+    if (s2 < best) best = s2;
+  }
+  return best;
+}
+DEV_FUNCS_END
+#endif
+
 /* Pass 1 of a round, every run: D(i)^2 against the run's points fresh[e * stride ..] of the
  * previous round (fresh NULL: the first round, masses = weights), the masses w_i D(i)^2, their
  * prefix sums within each block of the scan and the blocks' totals. A team takes
@@ -210,6 +258,10 @@ static void kmpp_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh
       const size_t lanes = end - i0 < KMPP_LANES ? end - i0 : KMPP_LANES;
       double best[KMPP_LANES];
       for (size_t l = 0; l < KMPP_LANES; l++) best[l] = picked && l < lanes ? dist_e[i0 + l] : INFINITY;
+#if defined(PC_VARIANT_GPU) /* exception: the GPU keeps a short point in registers (see kmpp_best_in_registers) */
+      if (d <= KMPP_REG_DIMS) best[0] = kmpp_best_in_registers(x, i0, d, ps, ds, picked, count, best[0]);
+      else
+#endif
       for (int q = 0; q < count; q++) {
         const size_t c = (size_t)picked[q];
         double s2[KMPP_LANES] = {0.0};
@@ -261,7 +313,8 @@ void kmpp_sample(const kmpp_points *p, kmpp_sampler *s, kmpp_draws rng, double *
     spent.distance += t1 - t0;
     if (r == rounds) break; /* the last pass only brings the distances and costs up to date */
     const size_t round = (size_t)r * (size_t)draws;
-    kmpp_wheel_pick(s->wheel, block_sums, p->n, runs, draws, uniforms + round, chosen + round, per_run, s->search_arity);
+    kmpp_wheel_pick(s->wheel, block_sums, s->offsets, p->n, runs, draws, uniforms + round, chosen + round, per_run,
+                    s->search_arity);
     spent.selection += pc_now() - t1;
   }
   t0 = pc_now();

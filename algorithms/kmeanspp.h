@@ -59,6 +59,7 @@ typedef struct {
   double *dist;       /* runs x n: squared distance to the nearest chosen point */
   double *wheel;      /* runs x n: exclusive prefix sums of the masses within each block */
   double *block_sums; /* runs x blocks of PC_SCAN_BLOCK: each block's total mass */
+  double *offsets;    /* runs x (blocks + 1): the running sums of the block totals (the search's) */
   double *uniforms;   /* runs x rounds x draws: the uniforms of the rule */
   long *chosen;       /* runs x rounds x draws: picked points in draw order; -1 once the run's
                          mass is spent (every point sits on a chosen one) */
@@ -88,14 +89,15 @@ void kmpp_nearest(const kmpp_points *p, const kmpp_sampler *s, int run, size_t c
  * block_sums[e blocks ..] the blocks' totals; E[i] = wheel[i] + the running sum of the earlier
  * block totals (exactly common/scan.c's prefix sums), total = E[n]. For q < draws, with
  * u = uniforms[e * stride + q] and t = u * total (lowered below total if rounding reached it),
- * picks[e * stride + q] = the first i < n with E[i+1] > t, or -1 when total is 0. One thread
- * walks the block totals to the block that holds the answer; within the block, arity 2 is a
+ * picks[e * stride + q] = the first i < n with E[i+1] > t, or -1 when total is 0. A thread per
+ * run first adds its block totals in order into offsets[e (blocks + 1) ..] (runs x (blocks + 1)
+ * scratch); a draw's block is then found by a binary search of them; within the block, arity 2 is a
  * binary search by that thread (a thread per draw), and arity A > 2 Okuda's A-ary search (on
  * the GPU a team of A threads per draw: each level splits the range into A parts and keeps the
  * one where the comparison turns true). The same answer for any arity. In the gpu variant all
  * arrays must be present on the device. */
-void kmpp_wheel_pick(const double *wheel, const double *block_sums, size_t n, int runs, int draws, const double *uniforms,
-                     long *picks, size_t stride, int arity);
+void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offsets, size_t n, int runs, int draws,
+                     const double *uniforms, long *picks, size_t stride, int arity);
 
 /* Parts per level of the wheel's search: a team of 1024 threads on the GPU (Okuda's A), a
  * binary search on the host. */

@@ -853,6 +853,7 @@ static void test_wheel_pick(void) {
     const size_t n = sizes[si], blocks = (n + PC_SCAN_BLOCK - 1) / PC_SCAN_BLOCK;
     double *mass = pc_xalloc(RUNS * n, sizeof *mass, "masses"), *local = pc_xalloc(RUNS * n, sizeof *local, "wheel");
     double *full = pc_xalloc(RUNS * n, sizeof *full, "prefix sums"), *sums = pc_xalloc(RUNS * blocks, sizeof *sums, "sums");
+    double *offsets = pc_xalloc(RUNS * (blocks + 1), sizeof *offsets, "offsets");
     for (int pattern = 0; pattern < PATTERNS; pattern++) {
       double total[RUNS], u[RUNS * TARGETS];
       for (int e = 0; e < RUNS; e++) {
@@ -878,7 +879,7 @@ static void test_wheel_pick(void) {
       }
       for (size_t ai = 0; ai < sizeof arities / sizeof *arities; ai++) {
         long picks[RUNS * TARGETS];
-        kmpp_wheel_pick(local, sums, n, RUNS, TARGETS, u, picks, TARGETS, arities[ai]);
+        kmpp_wheel_pick(local, sums, offsets, n, RUNS, TARGETS, u, picks, TARGETS, arities[ai]);
         for (int e = 0; e < RUNS; e++)
           for (int q = 0; q < TARGETS; q++) {
             const long got = picks[e * TARGETS + q];
@@ -894,7 +895,7 @@ static void test_wheel_pick(void) {
         cases++;
       }
     }
-    free(mass), free(local), free(full), free(sums);
+    free(mass), free(local), free(full), free(sums), free(offsets);
   }
   CHECK(cases == 9 * 4 * PATTERNS);
   CHECK(mismatches == 0);
