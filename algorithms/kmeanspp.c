@@ -123,40 +123,51 @@ static inline long kmpp_target_block(const double *offsets, size_t blocks, doubl
 }
 DEV_FUNCS_END
 
+DEV_FUNCS_BEGIN
+/* offsets[b] = the running sum of sums[0..b), added in order (the scan's additions), and
+ * offsets[blocks] = the total. */
+static inline void kmpp_run_offsets(const double *restrict sums, size_t blocks, double *restrict offsets) {
+  double running = 0.0;
+  for (size_t b = 0; b < blocks; b++) {
+    offsets[b] = running;
+    running += sums[b];
+  }
+  offsets[blocks] = running;
+}
+DEV_FUNCS_END
+
 void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offsets, size_t n, int runs, int draws,
                      const double *uniforms, long *picks, size_t stride, int arity) {
   const size_t blocks = kmpp_blocks(n), parts = (size_t)arity, all = (size_t)runs * (size_t)draws;
-  PAR_FOR() /* each run's block offsets, by one thread in order: the scan's additions */
-  for (int e = 0; e < runs; e++) {
-    double running = 0.0;
-    for (size_t b = 0; b < blocks; b++) {
-      offsets[(size_t)e * (blocks + 1) + b] = running;
-      running += block_sums[(size_t)e * blocks + b];
-    }
-    offsets[(size_t)e * (blocks + 1) + blocks] = running;
-  }
-  if (arity <= 2) { /* a thread per draw, binary search */
-    PAR_FOR()
-    for (size_t t = 0; t < all; t++) {
-      const size_t e = t / (size_t)draws, q = t % (size_t)draws;
-      const double *local = wheel + e * n;
-      double target = 0.0, offset = 0.0;
-      const long b = kmpp_target_block(offsets + e * (blocks + 1), blocks, uniforms[e * stride + q], &target, &offset);
-      long pick = -1;
-      if (b >= 0) {
-        /* the answer lies in [lo, hi]; hi (the block's last point) always qualifies */
-        size_t lo = (size_t)b * PC_SCAN_BLOCK, hi = (lo + PC_SCAN_BLOCK < n ? lo + PC_SCAN_BLOCK : n) - 1;
-        while (lo < hi) {
-          const size_t mid = lo + (hi - lo) / 2;
-          if (local[mid + 1] + offset > target) hi = mid;
-          else lo = mid + 1;
+  if (arity <= 2) { /* a team per run: one thread adds its offsets, then a thread per draw, binary search */
+    PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams(runs)) thread_limit(32)))
+    for (int e = 0; e < runs; e++) {
+      double *run_offsets = offsets + (size_t)e * (blocks + 1);
+      const double *local = wheel + (size_t)e * n;
+      kmpp_run_offsets(block_sums + (size_t)e * blocks, blocks, run_offsets);
+      TEAM_PAR_FOR()
+      for (int q = 0; q < draws; q++) {
+        double target = 0.0, offset = 0.0;
+        const long b = kmpp_target_block(run_offsets, blocks, uniforms[(size_t)e * stride + (size_t)q], &target, &offset);
+        long pick = -1;
+        if (b >= 0) {
+          /* the answer lies in [lo, hi]; hi (the block's last point) always qualifies */
+          size_t lo = (size_t)b * PC_SCAN_BLOCK, hi = (lo + PC_SCAN_BLOCK < n ? lo + PC_SCAN_BLOCK : n) - 1;
+          while (lo < hi) {
+            const size_t mid = lo + (hi - lo) / 2;
+            if (local[mid + 1] + offset > target) hi = mid;
+            else lo = mid + 1;
+          }
+          pick = (long)lo;
         }
-        pick = (long)lo;
+        picks[(size_t)e * stride + (size_t)q] = pick;
       }
-      picks[e * stride + q] = pick;
     }
     return;
   }
+  PAR_FOR()
+  for (int e = 0; e < runs; e++)
+    kmpp_run_offsets(block_sums + (size_t)e * blocks, blocks, offsets + (size_t)e * (blocks + 1));
   /* Okuda's search: a team of `arity` threads per draw */
   PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams((int)all)) thread_limit(arity)))
   for (size_t t = 0; t < all; t++) {
@@ -185,17 +196,6 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
   }
 }
 
-DEV_FUNCS_BEGIN
-/* Squared distance of points i and c, summed in double in dimension order. */
-static inline double kmpp_dist2(const double *x, size_t i, size_t c, size_t d, size_t ps, size_t ds) {
-  double s = 0.0;
-  for (size_t j = 0; j < d; j++) {
-    const double diff = x[i * ps + j * ds] - x[c * ps + j * ds];
-    s += diff * diff;
-  }
-  return s;
-}
-DEV_FUNCS_END
 
 #if defined(PC_VARIANT_GPU)
 /* Dimensions a GPU thread keeps in registers: for d up to this, kmpp_masses loads a point once
@@ -207,8 +207,8 @@ DEV_FUNCS_END
 #define KMPP_UNROLL_PICKS 2
 #endif
 DEV_FUNCS_BEGIN
-/* min(best, D(i, c)^2) over the `count` points c of picked[], as kmpp_dist2 sums them (KMPP_LANES
- * is 1 on the GPU), point i's d <= KMPP_REG_DIMS features held in registers. */
+/* min(best, D(i, c)^2) over the `count` points c of picked[], summed as kmpp_masses sums them
+ * (in double, in dimension order), point i's d <= KMPP_REG_DIMS features held in registers. */
 static inline double kmpp_best_in_registers(const double *x, size_t i, size_t d, size_t ps, size_t ds, const long *picked,
                                             int count, double best) {
   double xi[KMPP_REG_DIMS];
@@ -347,18 +347,30 @@ void kmpp_nearest(const kmpp_points *p, const kmpp_sampler *s, int run, size_t c
   const double *x = p->x;
   const size_t n = p->n, d = p->d, ps = p->point_stride, ds = p->dim_stride;
   const long *row = s->chosen + (size_t)run * (size_t)s->rounds * (size_t)s->draws;
-  PAR_FOR()
-  for (size_t i = 0; i < n; i++) {
-    double best = INFINITY;
-    int at = 0;
+  PAR_FOR() /* KMPP_LANES points per step, as in kmpp_masses */
+  for (size_t i0 = 0; i0 < n; i0 += KMPP_LANES) {
+    const size_t lanes = n - i0 < KMPP_LANES ? n - i0 : KMPP_LANES;
+    double best[KMPP_LANES];
+    int at[KMPP_LANES];
+    for (size_t l = 0; l < KMPP_LANES; l++) best[l] = INFINITY, at[l] = 0;
     for (size_t q = 0; q < count; q++) {
-      const double s2 = kmpp_dist2(x, i, (size_t)row[q], d, ps, ds);
-      if (s2 < best) { /* strict: ties stay with the earlier chosen point */
-        best = s2;
-        at = (int)q;
+      const size_t c = (size_t)row[q];
+      double s2[KMPP_LANES] = {0.0};
+      KMPP_DIMENSION_LOOP
+      for (size_t j = 0; j < d; j++) {
+        const double cj = x[c * ps + j * ds];
+        for (size_t l = 0; l < KMPP_LANES; l++) {
+          const double diff = x[(i0 + (l < lanes ? l : 0)) * ps + j * ds] - cj;
+          s2[l] += diff * diff;
+        }
+      }
+      for (size_t l = 0; l < KMPP_LANES; l++) { /* strict: ties stay with the earlier chosen point */
+        const int better = s2[l] < best[l];
+        best[l] = better ? s2[l] : best[l];
+        at[l] = better ? (int)q : at[l];
       }
     }
-    nearest[i] = at;
+    for (size_t l = 0; l < lanes; l++) nearest[i0 + l] = at[l];
   }
 }
 
