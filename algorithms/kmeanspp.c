@@ -356,8 +356,7 @@ void kmpp_nearest(const kmpp_points *p, const kmpp_sampler *s, int run, size_t c
     for (size_t q = 0; q < count; q++) {
       const size_t c = (size_t)row[q];
       double s2[KMPP_LANES] = {0.0};
-      KMPP_DIMENSION_LOOP
-      for (size_t j = 0; j < d; j++) {
+      for (size_t j = 0; j < d; j++) { /* unrolled as the compiler likes: this pass is light on registers */
         const double cj = x[c * ps + j * ds];
         for (size_t l = 0; l < KMPP_LANES; l++) {
           const double diff = x[(i0 + (l < lanes ? l : 0)) * ps + j * ds] - cj;
