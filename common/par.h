@@ -18,9 +18,7 @@
  *   PAR_ATOMIC_CAPTURE    (nothing)  omp atomic capture         omp atomic capture
  *   PAR_TEAMS_FOR(c)      (nothing)  omp parallel for           omp target teams distribute c
  *                                    schedule(dynamic, 1)       (one team per iteration; its
- *   TEAM_PAR_FOR(c)       (nothing)  (nothing)                  omp parallel for     threads share inner loops:
- *                                                               schedule(static, 1) c   neighbouring threads take
- *                                                               neighbouring iterations, so a warp's loads coalesce)
+ *   TEAM_PAR_FOR(c)       (nothing)  (nothing)                  omp parallel for c   threads share inner loops)
  *   DEV_ENTER(c)          (nothing)  (nothing)                  omp target enter data c
  *   DEV_UPDATE(c)         (nothing)  (nothing)                  omp target update c
  *   DEV_EXIT(c)           (nothing)  (nothing)                  omp target exit data c
@@ -95,7 +93,7 @@
 #define PAR_ATOMIC PC_PRAGMA(omp atomic update)
 #define PAR_ATOMIC_CAPTURE PC_PRAGMA(omp atomic capture)
 #define PAR_TEAMS_FOR(...) PC_PRAGMA(omp target teams distribute __VA_ARGS__)
-#define TEAM_PAR_FOR(...) PC_PRAGMA(omp parallel for schedule(static, 1) __VA_ARGS__)
+#define TEAM_PAR_FOR(...) PC_PRAGMA(omp parallel for __VA_ARGS__)
 #define DEV_ENTER(...) PC_PRAGMA(omp target enter data __VA_ARGS__)
 #define DEV_UPDATE(...) PC_PRAGMA(omp target update __VA_ARGS__)
 #define DEV_EXIT(...) PC_PRAGMA(omp target exit data __VA_ARGS__)
