@@ -195,7 +195,7 @@ size_t strm_block_size(const strm_params *p, size_t n) {
 }
 
 /* Reads rows [first, first + rows) into buf, timed as generation. */
-static int read_block(const strm_source *src, size_t first, size_t rows, float *buf, strm_result *r) {
+static int read_block(const pc_stream *src, size_t first, size_t rows, float *buf, strm_result *r) {
   const double t0 = pc_now();
   const int rc = src->read(src->ctx, first, rows, buf);
   r->phase_s[STRM_PHASE_GENERATION] += pc_now() - t0;
@@ -205,7 +205,7 @@ static int read_block(const strm_source *src, size_t first, size_t rows, float *
 
 /* STREAM: blocks to level 0, a level of m or more points reclustered into the next, the union
  * of all levels clustered at the end. */
-static int run_entire(strm_ctx *c, const strm_source *src, float *buf, float *centres) {
+static int run_entire(strm_ctx *c, const pc_stream *src, float *buf, float *centres) {
   const size_t n = src->n, d = src->d, m = c->r->block;
   strm_set *levels = NULL, all = {0}, final = {0};
   int nlevels = 0, rc = -1;
@@ -273,7 +273,7 @@ out:
   return rc;
 }
 
-static int run_window(strm_ctx *c, const strm_source *src, float *buf, float *centres) {
+static int run_window(strm_ctx *c, const pc_stream *src, float *buf, float *centres) {
   const size_t n = src->n, d = src->d, m = c->r->block, window = c->p->window, every = c->p->query_every;
   strm_bucket *b = NULL;
   size_t nb = 0, cap = 0, next_query = every ? every : (size_t)-1;
@@ -332,7 +332,7 @@ out:
   return rc;
 }
 
-int strm_run(const strm_source *src, const strm_params *p, float *centres, strm_result *r) {
+int strm_run(const pc_stream *src, const strm_params *p, float *centres, strm_result *r) {
   memset(r, 0, sizeof *r);
   const size_t n = src->n, d = src->d, k = (size_t)p->k;
   if (p->k < 1) return pc_fail("stream: k must be at least 1");
@@ -386,7 +386,7 @@ static void strm_nearest(const float *x, size_t rows, size_t d, const float *c, 
   DEV_EXIT(map(from : lab[0 : rows], dist[0 : rows]) map(delete : x[0 : rows * d], c[0 : (size_t)k * d]))
 }
 
-int strm_assign(const strm_source *src, size_t first, size_t rows, const float *centres, int k, size_t chunk, int *labels,
+int strm_assign(const pc_stream *src, size_t first, size_t rows, const float *centres, int k, size_t chunk, int *labels,
                 double *cost) {
   const size_t d = src->d;
   if (chunk > rows) chunk = rows;

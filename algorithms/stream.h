@@ -37,6 +37,8 @@
 #ifndef STRM_STREAM_H
 #define STRM_STREAM_H
 
+#include "stream_source.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,13 +60,6 @@ typedef enum {
 } strm_phase;
 extern const char *const strm_phase_names[STRM_NPHASES];
 
-/* The stream: read(ctx, first, rows, out) writes rows [first, first + rows) of the n x d data,
- * row-major, to out; returns 0, or -1 with a pc_fail message. */
-typedef struct {
-  size_t n, d;
-  int (*read)(void *ctx, size_t first, size_t rows, float *out);
-  void *ctx;
-} strm_source;
 
 #define STRM_DEFAULT_EPSILON 0.5
 #define STRM_DEFAULT_MAX_ITER 100
@@ -103,12 +98,12 @@ size_t strm_block_size(const strm_params *params, size_t n);
  * Returns 0, or -1 with a pc_fail message: k < 1, n < k, a block (bucket) of fewer than 2k
  * points, a window smaller than a bucket, fewer than k distinct weighted points at the end, a
  * failed read, memory. */
-int strm_run(const strm_source *src, const strm_params *params, float *centres, strm_result *result);
+int strm_run(const pc_stream *src, const strm_params *params, float *centres, strm_result *result);
 
 /* A pass over rows [first, first + rows) of the stream, chunk points at a time: labels[i - first]
  * (if not NULL) = the nearest of the k centres (squared distance in float, ties: the lower
  * index), *cost = the sum of those distances (in double, in row order). 0 or -1 with a message. */
-int strm_assign(const strm_source *src, size_t first, size_t rows, const float *centres, int k, size_t chunk, int *labels,
+int strm_assign(const pc_stream *src, size_t first, size_t rows, const float *centres, int k, size_t chunk, int *labels,
                 double *cost);
 
 #endif

@@ -9,6 +9,7 @@
 #include "data.h"
 #include "device.h"
 #include "report.h"
+#include "stream_source.h"
 #include "stream.h"
 #include "synth.h"
 #include "util.h"
@@ -80,17 +81,6 @@ static void handle_option(int id, const char *arg, void *ctx) {
   }
 }
 
-/* The two kinds of stream: rows generated on demand, or rows of a file read whole. */
-static int read_generated(void *ctx, size_t first, size_t rows, float *out) {
-  pc_gen_rows(ctx, first, rows, out);
-  return 0;
-}
-static int read_loaded(void *ctx, size_t first, size_t rows, float *out) {
-  const pc_points *p = ctx;
-  memcpy(out, p->x + first * p->d, rows * p->d * sizeof *out);
-  return 0;
-}
-
 int pc_cmd_stream(int argc, char **argv) {
   stream_opts o = {.k = 0,
                    .params = {.epsilon = STRM_DEFAULT_EPSILON, .max_iter = STRM_DEFAULT_MAX_ITER, .update = KM_UPDATE_DEVICE}};
@@ -105,19 +95,11 @@ int pc_cmd_stream(int argc, char **argv) {
   pc_device_init(c.allow_host, c.threads, &dev);
   pc_gen_spec spec;
   pc_points loaded = {0, 0, NULL};
-  strm_source src;
-  double load_s = 0.0;
-  const int generated = !strncmp(c.input, "gen:", 4);
-  if (generated) {
-    if (pc_gen_parse(c.input + 4, &spec) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-    src = (strm_source){spec.n, spec.d, read_generated, &spec};
-  } else {
-    const double t0 = pc_now();
-    if (pc_read_points(c.input, c.raw_n, c.raw_d, &loaded) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-    load_s = pc_now() - t0;
-    src = (strm_source){loaded.n, loaded.d, read_loaded, &loaded};
-  }
-  if (src.n > (size_t)PC_MAX_POINTS) pc_die(PC_EXIT_USAGE, "%zu points: at most %d are supported", src.n, PC_MAX_POINTS);
+  pc_stream src;
+  int generated;
+  double load_s;
+  if (pc_stream_open(c.input, c.raw_n, c.raw_d, &spec, &loaded, &generated, &load_s, &src) != 0)
+    pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   const size_t n = src.n, d = src.d, k = (size_t)o.k;
   if (k > n) pc_die(PC_EXIT_USAGE, "stream: -k %zu is larger than the number of points (%zu)", k, n);
 

@@ -84,7 +84,7 @@ static void skm_count_served(const int *nearest, size_t n, size_t centres, long 
 
 /* Reads rows [first, first + rows) and writes their dimension-major copy to xt, in double: the
  * distances are summed in double, and the device then converts nothing per distance. */
-static int skm_read_chunk(const skm_source *src, size_t first, size_t rows, float *buffer, double *xt) {
+static int skm_read_chunk(const pc_stream *src, size_t first, size_t rows, float *buffer, double *xt) {
   if (src->read(src->ctx, first, rows, buffer) != 0) return -1;
   const size_t d = src->d;
   HOST_PAR_FOR()
@@ -126,7 +126,7 @@ static size_t skm_chunk_size(size_t n, int k, size_t wanted) {
   return m < n ? m : n;
 }
 
-int skm_run(const skm_source *src, const skm_params *params, float *centres, skm_result *result) {
+int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_result *result) {
   const size_t n = src->n, d = src->d;
   const int k = params->k;
   memset(result, 0, sizeof *result);
@@ -244,7 +244,7 @@ static void skm_nearest_centre(const double *xt, size_t n, size_t d, const float
   }
 }
 
-int skm_assign(const skm_source *src, const float *centres, int k, size_t chunk_size, int *labels, double *cost) {
+int skm_assign(const pc_stream *src, const float *centres, int k, size_t chunk_size, int *labels, double *cost) {
   const size_t n = src->n, d = src->d, m = chunk_size < n ? chunk_size : n;
   float *buffer = pc_try_alloc(m, d * sizeof(float), "chunk rows");
   double *xt = pc_try_alloc(m, d * sizeof(double), "dimension-major chunk");

@@ -19,6 +19,8 @@
 #ifndef SKM_STREAMKM_H
 #define SKM_STREAMKM_H
 
+#include "stream_source.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,13 +39,6 @@ typedef enum {
 } skm_phase;
 extern const char *const skm_phase_names[SKM_NPHASES];
 
-/* The stream: read(ctx, first, rows, out) writes rows [first, first + rows) of the n x d data,
- * row-major, to out; returns 0, or -1 with a pc_fail message. */
-typedef struct {
-  size_t n, d;
-  int (*read)(void *ctx, size_t first, size_t rows, float *out);
-  void *ctx;
-} skm_source;
 
 typedef struct {
   int k;
@@ -70,12 +65,12 @@ int skm_draws_per_round(int k);
  * *result (free its arrays with skm_result_free). Returns 0, or -1 with a pc_fail message:
  * k < 1, n < k, a chunk smaller than k, fewer than k distinct weighted points in the union,
  * a failed read, memory. */
-int skm_run(const skm_source *src, const skm_params *params, float *centres, skm_result *result);
+int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_result *result);
 void skm_result_free(skm_result *result);
 
 /* A second pass over the stream, chunk_size points at a time: labels[i] (if not NULL) = the
  * nearest of the k centres (ties: the lower index), *cost = sum of squared distances to it
  * (chunk sums in the scan's order, added chunk by chunk). Returns 0 or -1 with a message. */
-int skm_assign(const skm_source *src, const float *centres, int k, size_t chunk_size, int *labels, double *cost);
+int skm_assign(const pc_stream *src, const float *centres, int k, size_t chunk_size, int *labels, double *cost);
 
 #endif

@@ -9,13 +9,13 @@
 #include "device.h"
 #include "kmeanspp.h"
 #include "report.h"
+#include "stream_source.h"
 #include "streamkm.h"
 #include "synth.h"
 #include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 static const char usage[] =
     "usage: pragmaclust streamkm INPUT -k K [options]\n"
@@ -62,16 +62,6 @@ static void handle_option(int id, const char *arg, void *ctx) {
   }
 }
 
-/* The two kinds of stream: rows generated on demand, or rows of a file read whole. */
-static int read_generated(void *ctx, size_t first, size_t rows, float *out) {
-  pc_gen_rows(ctx, first, rows, out);
-  return 0;
-}
-static int read_loaded(void *ctx, size_t first, size_t rows, float *out) {
-  const pc_points *p = ctx;
-  memcpy(out, p->x + first * p->d, rows * p->d * sizeof *out);
-  return 0;
-}
 
 static int write_kept(const char *path, const skm_result *res) {
   const size_t line = 48;
@@ -94,19 +84,11 @@ int pc_cmd_streamkm(int argc, char **argv) {
   pc_device_init(c.allow_host, c.threads, &dev);
   pc_gen_spec spec;
   pc_points loaded = {0, 0, NULL};
-  skm_source src;
-  double load_s = 0.0;
-  const int generated = !strncmp(c.input, "gen:", 4);
-  if (generated) {
-    if (pc_gen_parse(c.input + 4, &spec) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-    src = (skm_source){spec.n, spec.d, read_generated, &spec};
-  } else {
-    const double t0 = pc_now();
-    if (pc_read_points(c.input, c.raw_n, c.raw_d, &loaded) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-    load_s = pc_now() - t0;
-    src = (skm_source){loaded.n, loaded.d, read_loaded, &loaded};
-  }
-  if (src.n > (size_t)PC_MAX_POINTS) pc_die(PC_EXIT_USAGE, "%zu points: at most %d are supported", src.n, PC_MAX_POINTS);
+  pc_stream src;
+  int generated;
+  double load_s;
+  if (pc_stream_open(c.input, c.raw_n, c.raw_d, &spec, &loaded, &generated, &load_s, &src) != 0)
+    pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   const size_t n = src.n, d = src.d, k = (size_t)o.k;
   const skm_params params = {(int)o.k, (size_t)o.chunk_size, (int)o.repetitions, (int)o.search_arity, c.seed};
 
