@@ -146,6 +146,12 @@ def fmt_count(v):
     return f"{v:g}"
 
 
+def tick_label(v):
+    """fmt_count, with a long name broken after its first hyphen (synthetic-\naggregation)."""
+    text = fmt_count(v)
+    return text.replace("-", "-\n", 1) if isinstance(v, str) and len(text) > 12 else text
+
+
 def fmt_num(v):
     return f"{v:.6g}"
 
@@ -443,13 +449,14 @@ def series_figures(exp, rows, scale):
             empty = left.empty_variants()
             fig.settings.update(N=len(variants), T=variants, E=has,
                                 R=[empty.get(v, "") or "" for v in variants],
-                                NCOLS=len(chosen), XL=[fmt_count(p[x]) for p in chosen] or [""],
+                                NCOLS=len(chosen), XL=[tick_label(p[x]) for p in chosen] or [""],
                                 PH=[label for _, label, _ in phases], PC=[colour for _, _, colour in phases],
                                 XLABEL=AXIS_LABELS.get(x, x),
                                 YLABEL="time of the run (ms)" if run_phases else "time per iteration (ms)",
                                 YMAX=ymax * 1.15 if ymax > 0 else 1)
             if run_phases:
                 fig.settings["SHARE"] = "share of the run (%)"
+            fig.settings["TICKLINES"] = max([label.count("\n") + 1 for label in fig.settings["XL"]])
             fig.keynotes = left.keynotes()
             fig.notes = left.notes() + [
                 "Stacked medians of the run's phases as dpc reports them: tree build, rho, delta, assignment "
