@@ -428,8 +428,8 @@ def series_figures(exp, rows, scale):
         else:
             phases = DPC_PHASES if dpc_phases else RUN_PHASES if run_phases else PHASES
             fig = Figure(f"{exp['name']}_{t['name']}_phases", "phases.gp",
-                         (f"Phases of the run vs {AXIS_LABELS.get(x, x)} ({', '.join(variants)})" + (", " if t.get("where") else "")
-                          if run_phases else
+                         (f"Phases of the run vs {AXIS_LABELS.get(x, x)} ({', '.join(variants)})"
+                          + (", " if t.get("where") else "") if run_phases else
                           f"Per-iteration phases vs {x} ({', '.join(variants)}), ")
                          + ", ".join(f"{k} = {v}" for k, v in t.get("where", {}).items()))
             ymax, has = 0.0, []

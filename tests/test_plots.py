@@ -203,5 +203,6 @@ def test_real_gdpc_figures(tmp_path):
     assert rows[0] == [0, pytest.approx(0.02), pytest.approx(0.04), pytest.approx(0.03), pytest.approx(0.005)]
     dist = dat_blocks(out / "data" / "gdpc_scaling_distances.dat")
     assert dist["seq, index=vptree"] == [[2048, 204800], [4096, 409600]]
-    assert dist["omp, index=none"] == [[2048, pytest.approx(2048 ** 2, rel=1e-5)], [4096, pytest.approx(4096 ** 2, rel=1e-5)]]
+    assert dist["omp, index=none"] == [[2048, pytest.approx(2048 ** 2, rel=1e-5)],
+                                       [4096, pytest.approx(4096 ** 2, rel=1e-5)]]
     assert "gpu: n/a (no GPU)" in svg_text(out / "gdpc_scaling_distances.svg")
