@@ -17,7 +17,8 @@ paper (GDPC section 6 on this data): runtime per data set and phase for aggregat
 --data-dir) and synthetic sets of the same shape (named synthetic-...), distance computations of
 the VP-tree against all pairs, scaling from 2^13 to 2^19 points (synthetic, tree build and rho),
 and the incremental response time per batch of 1000 points from 10% of a data set against
-recomputing from scratch.
+recomputing from scratch. `make experiments` runs these experiments through the runner
+(experiments/gdpc_datasets.toml, gdpc_scaling.toml, gdpc_incremental.toml), into its tables and figures.
 
   experiments/bench_dpc.py [--bin DIR] [--what bench,paper] [--variants gpu,omp,seq] [--n 1000000]
 Needs numpy. Exit status 0 even when a variant is missing (its rows say why); 1 when labels differ.

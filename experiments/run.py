@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,7 +39,9 @@ EXIT_NO_DEVICE = 3
 FIELDS = ["experiment", "scale", "config", "variant", "program", "status", "reason", "repetition", "dataset",
           "n", "d", "k", "params", "iterations", "converged", "sse", "clusters", "noise", "load_s", "total_s",
           "h2d_s", "assign_s", "update_s", "index_s", "core_s", "connect_s", "label_s", "d2h_s", "generation_s",
-          "transfers_s", "distance_s", "selection_s", "weighting_s", "seeding_s", "other_s", "exit_status",
+          "transfers_s", "distance_s", "selection_s", "weighting_s", "seeding_s", "other_s", "tree_build_s", "rho_s",
+          "delta_s", "assignment_s", "distances", "all_pairs", "batches", "batch_s", "restart_s", "batch_distances",
+          "exit_status",
           "compiler", "flags", "git_commit", "host_cpu", "threads", "gpu", "where", "timestamp", "command"]
 
 
@@ -123,7 +126,7 @@ def measure(exp, scale, params, variant, ctx):
     values = dict(exp.get("defaults", {}), **params, data_dir=ctx.data_dir, work=ctx.work_dir)
     base = base_row(exp, scale, params, variant, ctx)
     program = ctx.bin_dir / f"pragmaclust-{variant['program']}"
-    input_path = fill(exp["input"], values)
+    input_path = fill(params.get("input", exp["input"]), values)  # an axis table may bring its own input
     values["input"] = input_path
 
     def status_row(status, reason, **extra):
@@ -168,6 +171,8 @@ def measure(exp, scale, params, variant, ctx):
                   sse=repr(float(rep["sse"])) if "sse" in rep else repr(float(rep["cost"])) if "cost" in rep else "",
                   clusters=rep.get("clusters", ""),
                   noise=rep.get("noise", ""))
+    if rep.get("subcommand") == "dpc":
+        common.update(dpc_columns(rep))
     rows = []
     for i, r in enumerate(rep["runs"]):
         row = dict(common, repetition=i + 1, iterations=r.get("iterations", ""), total_s=repr(r["total_s"]))
@@ -176,10 +181,26 @@ def measure(exp, scale, params, variant, ctx):
     return rows
 
 
+def dpc_columns(rep):
+    """Density peaks: the distance computations of the timed (base) run and of all pairs (2 n^2);
+    with incremental batches, their number and the medians over the insertion batches of the time,
+    of the recomputation from scratch (--verify) and of the distance computations."""
+    out = {"distances": rep["base_distance_computations"], "all_pairs": int(rep["all_pairs_distance_computations"]),
+           "k": rep["params"].get("peaks", "")}
+    batches = [b for b in rep.get("batches", []) if b["op"] == "insert"]
+    if batches:
+        out.update(batches=len(batches), batch_s=repr(statistics.median(b["total_s"] for b in batches)),
+                   batch_distances=int(statistics.median(b["distance_computations"] for b in batches)))
+        if all("restart_s" in b for b in batches):
+            out["restart_s"] = repr(statistics.median(b["restart_s"] for b in batches))
+    return out
+
+
 def self_check(rep):
     """Raises ValueError unless a report has timed runs and a sane quality measure (a finite,
     non-negative SSE and at least one iteration for k-means and stream, a finite non-negative
-    cost for streamkm; consistent counts for DBSCAN)."""
+    cost for streamkm; consistent counts for DBSCAN; at least one cluster and a distance count for
+    density peaks)."""
     if not rep["runs"]:
         raise ValueError("no timed run")
     if "sse" in rep:
@@ -190,8 +211,10 @@ def self_check(rep):
         cost = float(rep["cost"])
         if cost != cost or cost < 0:
             raise ValueError("bad cost")
-    if "clusters" in rep and not (0 <= rep["core"] + rep["border"] + rep["noise"] == rep["n"]):
+    if "core" in rep and not (0 <= rep["core"] + rep["border"] + rep["noise"] == rep["n"]):
         raise ValueError("core, border and noise counts do not add up to n")
+    if rep.get("subcommand") == "dpc" and not (rep["clusters"] >= 1 and rep["base_distance_computations"] > 0):
+        raise ValueError("no cluster or no distance computed")
 
 
 def dominated_by_timeout(params, timed_out):

@@ -51,7 +51,20 @@ METRICS = {
     "core": (lambda r: f(r, "core_s"), 1.0, "s"),
     "connect": (lambda r: f(r, "connect_s"), 1.0, "s"),
     "label": (lambda r: f(r, "label_s"), 1.0, "s"),
+    # density peaks (GDPC): the run's phases (ms; transfers as above), distance computations of the
+    # run and of all pairs (2 n^2), the incremental batches (median per batch of 1000, ms), the
+    # recomputation from scratch after a batch (ms), and how many times faster the batch is (x)
+    "tree_build": (lambda r: f(r, "tree_build_s"), 1e3, "ms"),
+    "rho": (lambda r: f(r, "rho_s"), 1e3, "ms"),
+    "delta": (lambda r: f(r, "delta_s"), 1e3, "ms"),
+    "assignment": (lambda r: f(r, "assignment_s"), 1e3, "ms"),
+    "distances": (lambda r: f(r, "distances"), 1.0, ""),
+    "all_pairs": (lambda r: f(r, "all_pairs"), 1.0, ""),
+    "batch": (lambda r: f(r, "batch_s"), 1e3, "ms"),
+    "restart": (lambda r: f(r, "restart_s"), 1e3, "ms"),
+    "gain": (lambda r: f(r, "restart_s") / f(r, "batch_s"), 1.0, ""),
 }
+COUNT_METRICS = {"distances", "all_pairs"}
 
 
 def f(row, key):
@@ -168,9 +181,11 @@ def course_table(exp, rows, scale):
 
 
 def series_configs(table, configs):
-    """The configurations one [[tables]] entry shows: those matching its `where`, by `x`."""
+    """The configurations one [[tables]] entry shows: those matching its `where`, by `x` (string
+    values, such as data set names, in file order)."""
     chosen = [p for p in configs if all(p.get(k) == v for k, v in table.get("where", {}).items())]
-    return sorted(chosen, key=lambda p: p[table["x"]])
+    order = ordered(p[table["x"]] for p in chosen)
+    return sorted(chosen, key=lambda p: order.index(p[table["x"]]))
 
 
 def series_variants(exp, table):
@@ -179,7 +194,17 @@ def series_variants(exp, table):
 
 
 def fmt_value(v, metric):
+    if metric in COUNT_METRICS:
+        return f"{v:.0f}"
+    if metric == "gain":
+        return f"{v:.3g}x"
     return f"{v:.6g}" if metric == "sse" else fmt_time(v)
+
+
+def ordered(values):
+    """Sorted numbers; strings (data set names) in the order of the experiment file."""
+    values = list(dict.fromkeys(values))
+    return sorted(values) if all(isinstance(v, (int, float)) for v in values) else values
 
 
 def units_note(metrics):
@@ -193,8 +218,8 @@ def grid_table(exp, t, configs, cells, scale):
     metric = t["metric"]
     variants = series_variants(exp, t)
     chosen = [p for p in configs if all(p.get(k) == v for k, v in t.get("where", {}).items())]
-    xs = sorted({p[t["x"]] for p in chosen})
-    ys = sorted({p[t["y"]] for p in chosen})
+    xs = ordered(p[t["x"]] for p in chosen)
+    ys = ordered(p[t["y"]] for p in chosen)
     by_xy = {(p[t["x"]], p[t["y"]]): p for p in chosen}
     notes, body = Notes(), []
 

@@ -4,7 +4,8 @@
 # times are small. plot.py sets: PLOTSDIR, DATA (one block per variant: x index, then the
 # phases bottom to top), OUT, FIGTITLE, XLABEL, YLABEL, YMAX (shared y range), N variants
 # (T names, E 1 = has bars, R reason when it has none), NCOLS x values named XL, PH (phase
-# names) and PC (colours) for the 4 phases, NOTE/NNOTE; optional SHARE (the lower row's y label).
+# names) and PC (colours) for the 4 phases, NOTE/NNOTE; optional SHARE (the lower row's y label)
+# and TICKLINES (lines of the x tick labels, default 1).
 H = 900
 load PLOTSDIR."/common.gp"
 set style fill solid 0.9 border lc rgb "#333333"
@@ -14,7 +15,8 @@ share(v, t) = t > 0 ? 100.0 * v / t : 0
 do for [fmt in "png svg"] {
   eval (fmt eq "png" ? TERM_png : TERM_svg)
   set output OUT.".".fmt
-  set multiplot layout 2, N title FIGTITLE font ",20" margins 0.14, 0.98, (NOTE_PX + 105.0) / H, 0.82 spacing 0.05, 0.09
+  TL = exists("TICKLINES") ? TICKLINES : 1     # lines of the x tick labels (long data set names: 2)
+  set multiplot layout 2, N title FIGTITLE font ",20" margins 0.14, 0.98, (NOTE_PX + 105.0 + (TL - 1) * 24) / H, 0.82 spacing 0.05, 0.09 + (TL - 1) * 24.0 / H
   set xrange [-0.6 : NCOLS - 0.4]
   set xtics () font ",16"
   do for [c=1:NCOLS] { set xtics add (XL[c] c - 1) }
@@ -40,7 +42,7 @@ do for [fmt in "png svg"] {
         unset title
         unset key
         set yrange [0 : 100]
-        set xlabel XLABEL
+        set xlabel XLABEL offset 0, -(TL - 1) * 0.9
         if (i == 1) { set ylabel (exists("SHARE") ? SHARE : "share of the iteration (%)") } else { unset ylabel }
       }
       set format y (i == 1 ? "%g" : "")

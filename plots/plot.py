@@ -64,7 +64,10 @@ PHASES = [("dc", "dc (assign)", "#0072B2"), ("gc", "gc (update)", "#E69F00"),
 # Okuda & Fujimoto's breakdown of one k-means# run (streamkm's phases), bottom to top.
 RUN_PHASES = [("distance", "distance", "#0072B2"), ("selection", "selection", "#E69F00"),
               ("weighting", "weighting", "#D55E00"), ("other", "other", "#999999")]
-AXIS_LABELS = {"n": "n (points)", "d": "d (dimensions)", "k": "k (clusters)"}
+# Density peaks (GDPC): the phases of a dpc run, bottom to top (transfers are in the tables).
+DPC_PHASES = [("tree_build", "tree build", "#0072B2"), ("rho", "rho", "#E69F00"),
+              ("delta", "delta", "#D55E00"), ("assignment", "assignment", "#999999")]
+AXIS_LABELS = {"label": "data set", "n": "n (points)", "d": "d (dimensions)", "k": "k (clusters)"}
 METRIC_LABELS = {"tc": "total cost tc = load + run", "cc": "clustering cost cc", "pt": "cost of one iteration pt",
                  "sse": "SSQ (sum of squared distances)",
                  "dc": "distance cost dc per iteration", "gc": "centroid cost gc per iteration",
@@ -134,11 +137,19 @@ class LeftOut:
 
 
 def fmt_count(v):
-    """10000 -> 10k, 1000000 -> 1M: short tick and note labels for sizes."""
+    """10000 -> 10k, 1000000 -> 1M: short tick and note labels for sizes (names stay names)."""
+    if isinstance(v, str):
+        return v
     for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if v >= div and v % (div / 1000) == 0:
             return f"{v / div:g}{suffix}"
     return f"{v:g}"
+
+
+def tick_label(v):
+    """fmt_count, with a long name broken after its first hyphen (synthetic-\naggregation)."""
+    text = fmt_count(v)
+    return text.replace("-", "-\n", 1) if isinstance(v, str) and len(text) > 12 else text
 
 
 def fmt_num(v):
@@ -332,6 +343,8 @@ def grid_figures(exp, t, configs, cells, scale):
     metric, x, y = t["metric"], t["x"], t["y"]
     variants = series_variants(exp, t)
     chosen = [p for p in configs if all(p.get(k) == v for k, v in t.get("where", {}).items())]
+    if any(isinstance(p[x], str) for p in chosen):
+        return []  # rows are data sets, not a scale: the table only
     ys = sorted({p[y] for p in chosen})
     figs = []
     kinds = [("", variants)] + ([("speedup", variants[1:])] if t.get("speedup") else [])
@@ -378,13 +391,16 @@ def series_figures(exp, rows, scale):
             figs += grid_figures(exp, t, configs, cells, scale)
             continue
         metrics = t["metric"].split(",")
-        run_phases = set(metrics) == {ph for ph, _, _ in RUN_PHASES}
+        dpc_phases = set(metrics) >= {ph for ph, _, _ in DPC_PHASES}
+        run_phases = set(metrics) == {ph for ph, _, _ in RUN_PHASES} or dpc_phases
         variants = series_variants(exp, t)
         all_variants = [v["name"] for v in exp["variants"]]
         chosen = series_configs(t, configs)
         x = t["x"]
         title = f"{t['caption']}"
         left = LeftOut()
+        if not run_phases and any(isinstance(p[x], str) for p in chosen):
+            continue  # lines across data sets mean nothing: the table only
         if not run_phases and (len(metrics) == 1 or not set(metrics) <= PER_ITERATION_METRICS):
             fig = Figure(f"{exp['name']}_{t['name']}", "lines.gp", title)
             series = []
@@ -410,9 +426,10 @@ def series_figures(exp, rows, scale):
             finish_notes(fig, left)
             fig.notes.append("Median over the timed repetitions.")
         else:
-            phases = RUN_PHASES if run_phases else PHASES
+            phases = DPC_PHASES if dpc_phases else RUN_PHASES if run_phases else PHASES
             fig = Figure(f"{exp['name']}_{t['name']}_phases", "phases.gp",
-                         (f"Phases of the run vs {x} ({', '.join(variants)})" if run_phases else
+                         (f"Phases of the run vs {AXIS_LABELS.get(x, x)} ({', '.join(variants)})"
+                          + (", " if t.get("where") else "") if run_phases else
                           f"Per-iteration phases vs {x} ({', '.join(variants)}), ")
                          + ", ".join(f"{k} = {v}" for k, v in t.get("where", {}).items()))
             ymax, has = 0.0, []
@@ -432,15 +449,18 @@ def series_figures(exp, rows, scale):
             empty = left.empty_variants()
             fig.settings.update(N=len(variants), T=variants, E=has,
                                 R=[empty.get(v, "") or "" for v in variants],
-                                NCOLS=len(chosen), XL=[fmt_count(p[x]) for p in chosen] or [""],
+                                NCOLS=len(chosen), XL=[tick_label(p[x]) for p in chosen] or [""],
                                 PH=[label for _, label, _ in phases], PC=[colour for _, _, colour in phases],
                                 XLABEL=AXIS_LABELS.get(x, x),
                                 YLABEL="time of the run (ms)" if run_phases else "time per iteration (ms)",
                                 YMAX=ymax * 1.15 if ymax > 0 else 1)
             if run_phases:
                 fig.settings["SHARE"] = "share of the run (%)"
+            fig.settings["TICKLINES"] = max([label.count("\n") + 1 for label in fig.settings["XL"]])
             fig.keynotes = left.keynotes()
             fig.notes = left.notes() + [
+                "Stacked medians of the run's phases as dpc reports them: tree build, rho, delta, assignment "
+                "(transfers, in the table, left out)." if dpc_phases else
                 "Stacked medians of the run's phases as streamkm reports them: distance (D^2 updates), selection "
                 "(wheels, prefix sums, searches), weighting (served counts), other (the rest; generation and "
                 "transfers left out)." if run_phases else

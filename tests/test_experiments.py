@@ -90,13 +90,20 @@ def test_smoke_run_produces_well_formed_rows(smoke):
             kmeans = subcommand in ("kmeans", "stream")  # stream (Cao) reports km_run's phases
             own = (("assign_s", "update_s", "sse", "h2d_s", "d2h_s") if kmeans
                    else ("generation_s", "transfers_s", "distance_s", "selection_s", "weighting_s", "other_s", "sse")
-                   if subcommand == "streamkm" else ("index_s", "core_s", "connect_s", "label_s", "h2d_s", "d2h_s"))
+                   if subcommand == "streamkm" else ("tree_build_s", "rho_s", "delta_s", "assignment_s", "transfers_s")
+                   if subcommand == "dpc" else ("index_s", "core_s", "connect_s", "label_s", "h2d_s", "d2h_s"))
             for key in ("total_s", "load_s") + own:
                 assert math.isfinite(float(r[key])) and float(r[key]) >= 0, (key, r)
             if kmeans:
                 assert int(r["iterations"]) >= 1
             elif subcommand == "dbscan":
                 assert int(r["clusters"]) >= 0 and int(r["noise"]) >= 0
+            elif subcommand == "dpc":
+                assert int(r["clusters"]) >= 1 and int(r["distances"]) > 0 and int(r["k"]) >= 1
+                if "--base" in r["command"]:   # incremental: batches, their median time and the restart's
+                    assert int(r["batches"]) >= 1 and float(r["batch_s"]) > 0 and float(r["restart_s"]) > 0
+                else:                          # all pairs: 2 n^2 (both directions, itself included)
+                    assert int(r["all_pairs"]) == 2 * int(r["n"]) ** 2
             assert int(r["repetition"]) >= 1
             for key in ("compiler", "flags", "git_commit", "threads", "where", "command", "n", "d"):
                 assert r[key] != "", (key, r)
@@ -264,3 +271,98 @@ budget_s = 20
         seq_median = (cc["seq"][0] + cc["seq"][1]) / 2
         line = next(line for line in table.splitlines() if line.startswith(f"| {n} |"))
         assert line.endswith(f"| {seq_median / cc['omp'][0]:.3g}x |")
+
+
+def test_runner_records_dpc_runs(tmp_path):
+    """Density peaks (GDPC): the rows carry dpc's phases and distance counts, the VP-tree computes
+    fewer distances than all pairs, incremental runs record their batches and the recomputation,
+    and a data set may be a file of the data folder (missing: noted) or a gen: spec in one table."""
+    exp = tmp_path / "dp.toml"
+    exp.write_text('''title = "dpc"
+table = "series"
+command = ["dpc", "{input}", "--dc-percent", "2", "--peaks", "4", "--index", "{index}"]
+input = "{data_dir}/{file}"
+[[variants]]
+name = "seq"
+program = "seq"
+[[variants]]
+name = "omp"
+program = "omp"
+[[tables]]
+name = "phases"
+caption = "phases"
+x = "label"
+where = { index = "vptree" }
+variants = ["seq"]
+metric = "tree_build,rho,delta,assignment,transfers"
+[[tables]]
+name = "distances"
+caption = "distances"
+x = "label"
+y = "index"
+metric = "distances"
+[scales.smoke]
+axes = { dataset = [ { label = "absent", file = "no_such_set.txt" }, { label = "synthetic-b", input = "gen:blobs:n=3000,d=2,centers=4,seed=2" }, { label = "synthetic-a", input = "gen:blobs:n=2000,d=2,centers=4,seed=2" } ], index = ["vptree", "none"] }
+repeat = 2
+warmup = 0
+budget_s = 20
+''')
+    inc = tmp_path / "inc.toml"
+    inc.write_text('''title = "dpc incremental"
+table = "series"
+command = ["dpc", "{input}", "--dc-percent", "2", "--peaks", "4", "--base", "{base}", "--batch", "1000", "--verify"]
+input = "gen:blobs:n={n},d=2,centers=4,seed=2"
+[[variants]]
+name = "seq"
+program = "seq"
+[[tables]]
+name = "batch"
+caption = "batch"
+x = "n"
+metric = "batch,restart"
+[[tables]]
+name = "gain"
+caption = "gain"
+x = "n"
+metric = "gain"
+[scales.smoke]
+axes = { size = [ { n = 3500, base = 500 } ] }
+repeat = 1
+warmup = 0
+budget_s = 20
+''')
+    proc = runner(tmp_path / "res", "--scale", "smoke", "--experiment", exp, "--experiment", inc,
+                  data_dir=tmp_path / "no-data")
+    assert proc.returncode == 0, proc.stderr
+    rows = rows_of(tmp_path / "res")
+    absent = [r for r in rows if r["dataset"] == "absent"]
+    assert absent and all(r["status"] == "missing-data" and "no_such_set.txt" in r["reason"] for r in absent)
+    dp = [r for r in rows if r["experiment"] == "dp" and r["dataset"] != "absent"]
+    assert len(dp) == 2 * 2 * 2 * 2 and all(r["status"] == "ok" for r in dp)   # sets x indexes x variants x repeats
+    dist = {}
+    for r in dp:
+        index = json.loads(r["params"])["index"]
+        for key in ("tree_build_s", "rho_s", "delta_s", "assignment_s", "transfers_s"):
+            assert float(r[key]) >= 0
+        assert int(r["all_pairs"]) == 2 * int(r["n"]) ** 2 and int(r["clusters"]) >= 1
+        dist.setdefault((r["dataset"], index), set()).add(int(r["distances"]))
+    for label in ("synthetic-a", "synthetic-b"):
+        (tree,), (pairs,) = dist[(label, "vptree")], dist[(label, "none")]  # the same in both variants
+        assert 0 < tree < pairs
+    tdir = tmp_path / "res" / "smoke" / "tables"
+    phases = (tdir / "dp_phases.md").read_text()
+    assert "| label | tree_build seq | rho seq | delta seq | assignment seq | transfers seq |" in phases
+    body = [line.split(" |")[0] for line in phases.splitlines() if line.startswith("| ") and "label" not in line]
+    assert body == ["| absent", "| synthetic-b", "| synthetic-a"]   # data sets in file order
+    assert "missing: " in phases and "no_such_set.txt not found" in phases
+    distances = (tdir / "dp_distances.md").read_text()
+    assert "| variant | label | index=vptree | index=none |" in distances
+    (tree,), (pairs,) = dist[("synthetic-a", "vptree")], dist[("synthetic-a", "none")]
+    assert f"| synthetic-a | {tree} | {pairs} |" in distances
+    r, = [r for r in rows if r["experiment"] == "inc"]
+    assert r["status"] == "ok" and int(r["batches"]) == 3 and int(r["n"]) == 3500
+    batch, restart = float(r["batch_s"]), float(r["restart_s"])
+    assert batch > 0 and restart > 0 and int(r["batch_distances"]) > 0
+    assert int(r["all_pairs"]) == 2 * 500 ** 2   # of the base run, which total_s times
+    gain = (tdir / "inc_gain.md").read_text()
+    assert f"| 3500 | {restart / batch:.3g}x |" in gain

@@ -161,3 +161,48 @@ def test_real_cao_experiment_figures(tmp_path):
             blocks = dat_blocks(out / "data" / f"{stem}.dat")
             assert "GPU-L" not in blocks and blocks["GPU-C"]
     assert "n/a (no GPU)" in svg_text(out / "cao_kmeans_gc_g2m_phases.svg")
+
+
+def fake_dpc_rows(exp, scale, gpu_status="no-device"):
+    """Rows for a real GDPC experiment: seq and omp ok (phases, distances), gpu gpu_status."""
+    rows = []
+    for p in spec.configurations(exp, scale):
+        for v in exp["variants"]:
+            base = dict(experiment=exp["name"], scale=scale, config=spec.config_id(p), variant=v["name"],
+                        program=v["program"], params=json.dumps(p, sort_keys=True), n=p.get("n", 1000), d=2)
+            if v["program"] == "gpu":
+                rows.append(dict(base, status=gpu_status, reason="no GPU"))
+                continue
+            n = p.get("n", 1000)
+            t = n * 1e-7 * (1.0 if v["program"] == "seq" else 0.3) * (10 if p["index"] == "none" else 1)
+            rows.append(dict(base, status="ok", repetition=1, load_s=0.001, total_s=t, tree_build_s=t * 0.2,
+                             rho_s=t * 0.4, delta_s=t * 0.3, assignment_s=t * 0.05, transfers_s=t * 0.05,
+                             distances=n * (100 if p["index"] == "vptree" else n), all_pairs=2 * n * n, clusters=20))
+    return rows
+
+
+def test_real_gdpc_figures(tmp_path):
+    """GDPC: the phases per data set as stacked bars (tables only for the other per-data-set
+    tables), the scaling curves and the distance computations vs n; gpu named, never drawn."""
+    exps = {name: spec.load_experiment(REPO_ROOT / "experiments" / f"{name}.toml")
+            for name in ("gdpc_datasets", "gdpc_scaling")}
+    results = results_with(tmp_path, [r for e in exps.values() for r in fake_dpc_rows(e, "smoke")])
+    p = plot(results, "--only", "gdpc_datasets,gdpc_scaling")
+    assert p.returncode == 0, p.stderr
+    out = results / "smoke" / "plots"
+    for stem in ("gdpc_datasets_phases_seq_phases", "gdpc_datasets_phases_omp_phases", "gdpc_scaling_runtime",
+                 "gdpc_scaling_tree_rho", "gdpc_scaling_all_pairs", "gdpc_scaling_distances"):
+        assert_png(out / f"{stem}.png")
+        svg_root(out / f"{stem}.svg")
+    assert "skipped gdpc_datasets_phases_gpu_phases" in p.stdout
+    assert not list(out.glob("gdpc_datasets_runtime*")) and not list(out.glob("gdpc_datasets_distances*"))
+    text = svg_text(out / "gdpc_datasets_phases_seq_phases.svg")
+    assert "tree build" in text and "synthetic-s2" in text and "data set" in text
+    blocks = dat_blocks(out / "data" / "gdpc_datasets_phases_seq_phases.dat")
+    (rows,) = blocks.values()   # one panel (seq): x index, then tree build, rho, delta, assignment (ms)
+    assert rows[0] == [0, pytest.approx(0.02), pytest.approx(0.04), pytest.approx(0.03), pytest.approx(0.005)]
+    dist = dat_blocks(out / "data" / "gdpc_scaling_distances.dat")
+    assert dist["seq, index=vptree"] == [[2048, 204800], [4096, 409600]]
+    assert dist["omp, index=none"] == [[2048, pytest.approx(2048 ** 2, rel=1e-5)],
+                                       [4096, pytest.approx(4096 ** 2, rel=1e-5)]]
+    assert "gpu: n/a (no GPU)" in svg_text(out / "gdpc_scaling_distances.svg")
