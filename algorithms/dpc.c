@@ -67,6 +67,7 @@
 
 const char *const dpc_index_names[2] = {"none", "vptree"};
 const char *const dpc_phase_names[DPC_NPHASES] = {"transfers", "tree_build", "rho", "delta", "assignment"};
+const char *const dpc_search_names[2] = {"point", "leaf"};
 
 /* Stream of pc_hash_uniform for the random start of the vantage heuristic and d_c sampling. */
 #define DPC_STREAM PC_STREAM_DPC
@@ -79,6 +80,15 @@ const char *const dpc_phase_names[DPC_NPHASES] = {"transfers", "tree_build", "rh
 #define DPC_PEAK_SAMPLE 8192
 /* Leaves the incremental delta's leaf filter lists per leaf before its points walk the tree instead. */
 #define VPT_CAND 8
+/* The per-leaf searches (--rho-search leaf): candidate leaves taken per round, and the team-local
+ * room for their points' coordinates (8 KB: 32 leaves of 2-d points). Leaves of more than
+ * DPC_STAGE_FLOATS coordinates are read from the leaf copies in place, one per round. */
+#ifndef DPC_LEAF_LIST
+#define DPC_LEAF_LIST 32
+#endif
+#ifndef DPC_STAGE_FLOATS
+#define DPC_STAGE_FLOATS 2048
+#endif
 /* Locals that only the device-data directives name (unused where those are empty). */
 #define DPC_DEVICE_ONLY __attribute__((unused))
 
@@ -199,6 +209,38 @@ static inline int vpt_count(const vpt_view *v, const float *q, double dc, double
   }
   *ndist += nd;
   return count;
+}
+
+/* The per-leaf searches' candidate leaves: the non-empty leaves that may hold a point within
+ * `radius` of c (pruned as vpt_count prunes, with the same slack). Resumable: pops nodes from
+ * stack[0..*top) (the root pushed first) until `cap` leaves are written to out or the walk is over
+ * (*top == 0); returns their number. *ndist receives the vantage distances. */
+static inline int vpt_leaves_near(const vpt_view *v, const float *c, double radius, int *stack, int *top, int *out,
+                                  int cap, long *ndist) {
+  int found = 0, tp = *top;
+  long nd = 0;
+  while (tp > 0 && found < cap) {
+    const int g = stack[--tp];
+    if ((size_t)g >= v->ninternal) {
+      const int leaf = g - (int)v->ninternal;
+      if (v->lcount[leaf] > 0) out[found++] = leaf;
+      continue;
+    }
+    const int vid = v->vp[g];
+    if (vid < 0) {
+      stack[tp++] = 2 * g + 2;
+      stack[tp++] = 2 * g + 1;
+      continue;
+    }
+    nd++;
+    const double dv = sqrt(dpc_d2(c, v->x + (size_t)vid * v->d, v->d));
+    const double lmax = sqrt(dpc_from_bits(v->lmax2[g])), rmin = sqrt(dpc_from_bits(v->rmin2[g]));
+    if (vpt_may_hold(rmin - dv, radius)) stack[tp++] = 2 * g + 2;
+    if (vpt_may_hold(dv - lmax, radius)) stack[tp++] = 2 * g + 1;
+  }
+  *top = tp;
+  *ndist += nd;
+  return found;
 }
 
 /* delta search: the nearest point denser than key kp, improving on (*best_d2, *best_j) (smaller
@@ -771,14 +813,85 @@ static void compute_rho(dpc_state *s) {
   DPC_DEVICE_ONLY const unsigned long long *minokey = s->minokey, *okey = s->okey;
   const unsigned char *flag = s->flag, *changed = s->changed;
   const size_t ninternal = s->ninternal, nslots = s->nslots;
-  PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
-  for (size_t sl = 0; sl < nslots; sl++) {
-    if ((int)(sl % VPT_LEAF) >= lcount[sl / VPT_LEAF]) continue;
+  if (s->p.rho_search == DPC_SEARCH_POINT) {
+    PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+    for (size_t sl = 0; sl < nslots; sl++) {
+      if ((int)(sl % VPT_LEAF) >= lcount[sl / VPT_LEAF]) continue;
+      const vpt_view v = VPT_VIEW;
+      long nd = 0;
+      const int i = ids[sl];
+      rho[i] = vpt_count(&v, xs + sl * d, dc, dc2, -1, 0, NULL, 0, NULL, 0, &nd);
+      work[i] += nd;
+    }
+    return;
+  }
+  /* per leaf (GDPC section 4.1, a leaf's points processed together): one team per leaf. Its
+   * points lie within r of the member c whose farthest member is nearest, so every point within
+   * d_c of one of them lies within r + d_c of c: the leaves that ball reaches (one walk, by the
+   * team's first thread) hold all their neighbours. Round by round, up to DPC_LEAF_LIST of those
+   * leaves are staged in team memory and each thread counts its point's neighbours there, by the
+   * point method's test (d2 < dc2 on the same leaf copies), so rho is the same. */
+  const size_t nleaves = s->nleaves, per_leaf = VPT_LEAF * d;
+  const int staged = per_leaf <= DPC_STAGE_FLOATS;
+  const int chunk = staged ? (DPC_STAGE_FLOATS / per_leaf < DPC_LEAF_LIST ? (int)(DPC_STAGE_FLOATS / per_leaf) : DPC_LEAF_LIST) : 1;
+  DPC_DEVICE_ONLY const int teams = pc_device_teams(nleaves < INT_MAX ? (int)nleaves : INT_MAX);
+  PAR_TEAMS_FOR(GPU_ONLY(num_teams(teams) thread_limit(VPT_LEAF)))
+  for (size_t leaf = 0; leaf < nleaves; leaf++) {
+    const int cnt = lcount[leaf];
+    if (cnt == 0) continue;
+    const size_t base = leaf * VPT_LEAF;
+    double far2[VPT_LEAF];
+    TEAM_LOCAL(far2)
+    int cand[DPC_LEAF_LIST], coff[DPC_LEAF_LIST + 1];
+    TEAM_LOCAL(cand)
+    TEAM_LOCAL(coff)
+    float stage[DPC_STAGE_FLOATS];
+    TEAM_LOCAL(stage)
+    TEAM_PAR_FOR()
+    for (int t = 0; t < cnt; t++) {
+      const float *p = xs + (base + (size_t)t) * d;
+      double m = 0.0;
+      for (int u = 0; u < cnt; u++) m = fmax(m, dpc_d2(p, xs + (base + (size_t)u) * d, d));
+      far2[t] = m;
+      rho[ids[base + (size_t)t]] = 0;
+      work[ids[base + (size_t)t]] += cnt;
+    }
+    int ct = 0;
+    for (int t = 1; t < cnt; t++) ct = far2[t] < far2[ct] ? t : ct;
     const vpt_view v = VPT_VIEW;
+    const float *centre = xs + (base + (size_t)ct) * d;
+    const double radius = sqrt(far2[ct]) + dc;
     long nd = 0;
-    const int i = ids[sl];
-    rho[i] = vpt_count(&v, xs + sl * d, dc, dc2, -1, 0, NULL, 0, NULL, 0, &nd);
-    work[i] += nd;
+    int stack[VPT_STACK];
+    int top = 0;
+    stack[top++] = 0;
+    while (top > 0) {
+      const int nc = vpt_leaves_near(&v, centre, radius, stack, &top, cand, chunk, &nd);
+      if (nc == 0) break;
+      coff[0] = 0;
+      for (int c = 0; c < nc; c++) coff[c + 1] = coff[c] + lcount[cand[c]];
+      const int m = coff[nc];
+      if (staged) {
+        TEAM_PAR_FOR()
+        for (size_t e = 0; e < (size_t)nc * per_leaf; e++) { /* leaf by leaf, consecutive threads consecutive floats */
+          const size_t c = e / per_leaf, w = e % per_leaf;
+          if (w < (size_t)(coff[c + 1] - coff[c]) * d) stage[(size_t)coff[c] * d + w] = xs[(size_t)cand[c] * per_leaf + w];
+        }
+      }
+      TEAM_PAR_FOR()
+      for (int t = 0; t < cnt; t++) {
+        const size_t sl = base + (size_t)t;
+        const float *q = xs + sl * d;
+        int c = 0;
+        if (staged)
+          for (int u = 0; u < m; u++) c += dpc_d2(q, stage + (size_t)u * d, d) < dc2;
+        else
+          for (int u = 0; u < m; u++) c += dpc_d2(q, xs + (size_t)cand[0] * per_leaf + (size_t)u * d, d) < dc2;
+        rho[ids[sl]] += c;
+        work[ids[sl]] += m;
+      }
+    }
+    work[ids[base]] += nd;
   }
 }
 
