@@ -825,13 +825,37 @@ static void compute_rho(dpc_state *s) {
     }
     return;
   }
-  /* per leaf (GDPC section 4.1, a leaf's points processed together): one team per leaf. Its
-   * points lie within r of the member c whose farthest member is nearest, so every point within
-   * d_c of one of them lies within r + d_c of c: the leaves that ball reaches (one walk, by the
-   * team's first thread) hold all their neighbours. Round by round, up to DPC_LEAF_LIST of those
-   * leaves are staged in team memory and each thread counts its point's neighbours there, by the
-   * point method's test (d2 < dc2 on the same leaf copies), so rho is the same. */
+  /* per leaf (GDPC section 4.1, a leaf's points processed together). First every leaf's ball: its
+   * centre is the member whose farthest member is nearest, its radius r the distance to that
+   * member. Then one team per leaf: every neighbour of its points lies within r + d_c of its
+   * centre, so the leaves that ball reaches (one walk, by the team's first thread) and whose own
+   * balls come that near hold them all. Round by round, up to DPC_LEAF_LIST of those leaves are
+   * staged in team memory and each thread counts its point's neighbours there (leaves whose ball
+   * is farther than d_c from the point skipped) by the point method's test, d2 < dc2 on the same
+   * leaf copies: rho is the same. */
   const size_t nleaves = s->nleaves, per_leaf = VPT_LEAF * d;
+  int *lctr = pc_xalloc(nleaves, sizeof *lctr, "leaf centres");
+  double *lrad = pc_xalloc(nleaves, sizeof *lrad, "leaf radii");
+  DEV_ENTER(map(alloc : lctr[0 : nleaves], lrad[0 : nleaves]))
+  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  for (size_t leaf = 0; leaf < nleaves; leaf++) {
+    const size_t base = leaf * VPT_LEAF;
+    const int cnt = lcount[leaf];
+    double best = INFINITY;
+    int ct = 0;
+    for (int t = 0; t < cnt; t++) {
+      double m = 0.0;
+      for (int u = 0; u < cnt; u++) m = fmax(m, dpc_d2(xs + (base + (size_t)t) * d, xs + (base + (size_t)u) * d, d));
+      if (m < best) {
+        best = m;
+        ct = t;
+      }
+      rho[ids[base + (size_t)t]] = 0;
+      work[ids[base + (size_t)t]] += cnt;
+    }
+    lctr[leaf] = ct;
+    lrad[leaf] = cnt > 0 ? sqrt(best) : 0.0;
+  }
   const int staged = per_leaf <= DPC_STAGE_FLOATS;
   const int chunk = staged ? (DPC_STAGE_FLOATS / per_leaf < DPC_LEAF_LIST ? (int)(DPC_STAGE_FLOATS / per_leaf) : DPC_LEAF_LIST) : 1;
   DPC_DEVICE_ONLY const int teams = pc_device_teams(nleaves < INT_MAX ? (int)nleaves : INT_MAX);
@@ -840,37 +864,33 @@ static void compute_rho(dpc_state *s) {
     const int cnt = lcount[leaf];
     if (cnt == 0) continue;
     const size_t base = leaf * VPT_LEAF;
-    double far2[VPT_LEAF];
-    TEAM_LOCAL(far2)
     int cand[DPC_LEAF_LIST], coff[DPC_LEAF_LIST + 1];
     TEAM_LOCAL(cand)
     TEAM_LOCAL(coff)
     float stage[DPC_STAGE_FLOATS];
     TEAM_LOCAL(stage)
-    TEAM_PAR_FOR()
-    for (int t = 0; t < cnt; t++) {
-      const float *p = xs + (base + (size_t)t) * d;
-      double m = 0.0;
-      for (int u = 0; u < cnt; u++) m = fmax(m, dpc_d2(p, xs + (base + (size_t)u) * d, d));
-      far2[t] = m;
-      rho[ids[base + (size_t)t]] = 0;
-      work[ids[base + (size_t)t]] += cnt;
-    }
-    int ct = 0;
-    for (int t = 1; t < cnt; t++) ct = far2[t] < far2[ct] ? t : ct;
     const vpt_view v = VPT_VIEW;
-    const float *centre = xs + (base + (size_t)ct) * d;
-    const double radius = sqrt(far2[ct]) + dc;
+    const float *centre = xs + (base + (size_t)lctr[leaf]) * d;
+    const double reach = lrad[leaf] + dc;
     long nd = 0;
     int stack[VPT_STACK];
     int top = 0;
     stack[top++] = 0;
     while (top > 0) {
-      const int nc = vpt_leaves_near(&v, centre, radius, stack, &top, cand, chunk, &nd);
-      if (nc == 0) break;
+      int found[DPC_LEAF_LIST]; /* the first thread's */
+      const int nf = vpt_leaves_near(&v, centre, reach, stack, &top, found, chunk, &nd);
+      int nc = 0;
       coff[0] = 0;
-      for (int c = 0; c < nc; c++) coff[c + 1] = coff[c] + lcount[cand[c]];
-      const int m = coff[nc];
+      for (int f = 0; f < nf; f++) { /* the balls of the leaves found: near enough? */
+        const int o = found[f];
+        nd++;
+        const double e = sqrt(dpc_d2(centre, xs + ((size_t)o * VPT_LEAF + (size_t)lctr[o]) * d, d));
+        if (!vpt_may_hold(e - lrad[o], reach)) continue;
+        cand[nc] = o;
+        coff[nc + 1] = coff[nc] + lcount[o];
+        nc++;
+      }
+      if (nc == 0) continue;
       if (staged) {
         TEAM_PAR_FOR()
         for (size_t e = 0; e < (size_t)nc * per_leaf; e++) { /* leaf by leaf, consecutive threads consecutive floats */
@@ -883,16 +903,26 @@ static void compute_rho(dpc_state *s) {
         const size_t sl = base + (size_t)t;
         const float *q = xs + sl * d;
         int c = 0;
-        if (staged)
-          for (int u = 0; u < m; u++) c += dpc_d2(q, stage + (size_t)u * d, d) < dc2;
-        else
-          for (int u = 0; u < m; u++) c += dpc_d2(q, xs + (size_t)cand[0] * per_leaf + (size_t)u * d, d) < dc2;
+        long m = 0;
+        for (int k = 0; k < nc; k++) {
+          const int o = cand[k], len = coff[k + 1] - coff[k];
+          m++;
+          const double e = sqrt(dpc_d2(q, xs + ((size_t)o * VPT_LEAF + (size_t)lctr[o]) * d, d));
+          if (!vpt_may_hold(e - lrad[o], dc)) continue; /* no point of leaf o within d_c */
+          m += len;
+          if (staged)
+            for (int u = 0; u < len; u++) c += dpc_d2(q, stage + (size_t)(coff[k] + u) * d, d) < dc2;
+          else
+            for (int u = 0; u < len; u++) c += dpc_d2(q, xs + (size_t)o * per_leaf + (size_t)u * d, d) < dc2;
+        }
         rho[ids[sl]] += c;
         work[ids[sl]] += m;
       }
     }
     work[ids[base]] += nd;
   }
+  DEV_EXIT(map(delete : lctr[0 : nleaves], lrad[0 : nleaves]))
+  free(lctr), free(lrad);
 }
 
 /* The absolute peak: the densest point gets dep -1 and the largest distance to any point. */
