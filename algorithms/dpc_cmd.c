@@ -39,6 +39,9 @@ static const char usage[] =
     "  --index vptree|none  GDPC's VP-tree (default) or all pairs (CUDA-DP)\n"
     "  --rho-search point|leaf  VP-tree rho: each point walks the tree (default), or one team per\n"
     "                       leaf shares the leaves its points can reach (GDPC 4.1); same rho\n"
+    "  --delta-search point|leaf  VP-tree delta: each point searches within d_c (default), or one\n"
+    "                       team per leaf searches those leaves, densest first (GDPC 4.2); both\n"
+    "                       search the whole tree when no denser point is closer than d_c; same delta\n"
     "  --labels FILE        cluster of every point (.npy -> int32, else one per line)\n"
     "  --decision-graph FILE  CSV: index,rho,delta,dependent,label,row (dependent -1: the absolute\n"
     "                       peak; row: the point's input row, which differs after --delete)\n"
@@ -60,7 +63,7 @@ static const char usage[] =
 enum {
   OPT_DC = 2000, OPT_DC_PERCENT, OPT_DC_SAMPLES, OPT_PEAKS, OPT_RHO_MIN, OPT_DELTA_MIN, OPT_INDEX, OPT_LABELS,
   OPT_GRAPH, OPT_PLOT, OPT_BASE, OPT_INSERT, OPT_BATCH, OPT_RHO_UPDATE, OPT_VERIFY, OPT_DELETE,
-  OPT_RHO_SEARCH
+  OPT_RHO_SEARCH, OPT_DELTA_SEARCH
 };
 static const struct option own_options[] = {
     {"dc", required_argument, NULL, OPT_DC}, {"dc-percent", required_argument, NULL, OPT_DC_PERCENT},
@@ -71,7 +74,8 @@ static const struct option own_options[] = {
     {"base", required_argument, NULL, OPT_BASE}, {"insert", required_argument, NULL, OPT_INSERT},
     {"batch", required_argument, NULL, OPT_BATCH}, {"rho-update", required_argument, NULL, OPT_RHO_UPDATE},
     {"verify", no_argument, NULL, OPT_VERIFY}, {"delete", required_argument, NULL, OPT_DELETE},
-    {"rho-search", required_argument, NULL, OPT_RHO_SEARCH}, {NULL, 0, NULL, 0}};
+    {"rho-search", required_argument, NULL, OPT_RHO_SEARCH}, {"delta-search", required_argument, NULL, OPT_DELTA_SEARCH},
+    {NULL, 0, NULL, 0}};
 
 typedef struct {
   double dc, percent, rho_min, delta_min;
@@ -130,6 +134,7 @@ static void handle_option(int id, const char *arg, void *ctx) {
       else pc_die(PC_EXIT_USAGE, "option --rho-update: expected incidental or separate, got '%s'", arg);
       break;
     case OPT_RHO_SEARCH: o->rho_search = parse_search("--rho-search", arg); break;
+    case OPT_DELTA_SEARCH: o->delta_search = parse_search("--delta-search", arg); break;
     case OPT_VERIFY: o->verify = 1; break;
     case OPT_DELETE: o->delete_count = pc_parse_int("--delete", arg, 1, 0x7fffffff); break;
   }
@@ -364,6 +369,7 @@ int pc_cmd_dpc(int argc, char **argv) {
     }
     pc_json_str(&j, "index", dpc_index_names[o.index]);
     pc_json_str(&j, "rho_search", dpc_search_names[o.rho_search]);
+    pc_json_str(&j, "delta_search", dpc_search_names[o.delta_search]);
     if (o.peaks) pc_json_int(&j, "peaks", o.peaks);
     else {
       pc_json_num(&j, "rho_min", o.rho_min);
