@@ -12,8 +12,9 @@ first N rows as the base and --batches batches of 1000 more rows, per-batch medi
 and after each batch the recomputation from scratch, timed (restart) and compared (--no-verify
 skips it).
 Targets (issue 6): gpu under 0.5 s in total, omp on 16 cores under 3 s, a batch under 20 ms.
---rho-search point,leaf (default point) adds a row per search method to the from-scratch tables
-(bench, paper's runtime and scaling tables); the incremental batches always search per point.
+--rho-search point,leaf and --delta-search point,leaf (default point each) add a row per pair of
+search methods to the from-scratch tables (bench, paper's runtime and scaling tables; "searches"
+rho/delta); the incremental batches always search per point.
 
 paper (GDPC section 6 on this data): runtime per data set and phase for aggregation and s2 (from
 --data-dir) and synthetic sets of the same shape (named synthetic-...), distance computations of
@@ -22,7 +23,7 @@ and the incremental response time per batch of 1000 points from 10% of a data se
 recomputing from scratch.
 
   experiments/bench_dpc.py [--bin DIR] [--what bench,paper] [--variants gpu,omp,seq] [--n 1000000]
-                           [--rho-search point,leaf]
+                           [--rho-search point,leaf] [--delta-search point,leaf]
 Needs numpy. Exit status 0 even when a variant is missing (its rows say why); 1 when labels differ.
 """
 import argparse
@@ -80,7 +81,7 @@ def bench(args, tmp):
     np.save(base, x[:n])
     print(f"\nDPC benchmark: {SPEC.format(n=n)} (+{batches} x 1000 rows for the batches), d_c = {dc}, "
           f"peaks = 20, index vptree")
-    header = (f"{'variant':<7} {'rho by':<6} {'total ms':>9} " + " ".join(f"{p:>10}" for p in PHASES)
+    header = (f"{'variant':<7} {'searches':<11} {'total ms':>9} " + " ".join(f"{p:>10}" for p in PHASES)
               + f" {'distances':>12} {'mean rho':>8} {'clusters':>8}  same  where")
     print(header)
     print("-" * len(header))
@@ -88,20 +89,20 @@ def bench(args, tmp):
     for variant in args.variants.split(","):
         binary = os.path.join(args.bin, f"pragmaclust-{variant}")
         repeat = args.seq_repeat if variant == "seq" else args.repeat
-        for search in args.rho_search:
-            labels = os.path.join(tmp, f"labels-{variant}-{search}.npy")
-            rep, err = run_with_report(dpc_cmd(binary, base, "--dc", dc, "--peaks", 20, "--rho-search", search,
+        for search in searches(args):
+            labels = os.path.join(tmp, f"labels-{variant}-{search.replace('/', '-')}.npy")
+            rep, err = run_with_report(dpc_cmd(binary, base, "--dc", dc, "--peaks", 20, *search_args(search),
                                                "--repeat", repeat, "--warmup", 1 if variant != "seq" else 0,
                                                "--labels", labels, threads=args.threads), args.timeout)
             if err:
-                print(f"{variant:<7} {search:<6} {err}")
+                print(f"{variant:<7} {search:<11} {err}")
                 continue
             lab = np.load(labels)
             reference = lab if reference is None else reference
             same = np.array_equal(lab, reference)
             bad |= not same
             ph = phase_ms(rep)
-            print(f"{variant:<7} {search:<6} {rep['timing']['total_s']['median'] * 1e3:>9.1f} "
+            print(f"{variant:<7} {search:<11} {rep['timing']['total_s']['median'] * 1e3:>9.1f} "
                   + " ".join(f"{ph[p]:>10.1f}" for p in PHASES)
                   + f" {rep['distance_computations']:>12} {rep['rho_mean']:>8.1f} {rep['clusters']:>8}  "
                   + f"{'yes' if same else 'NO':<4}  {rep['device']['where']}")
@@ -146,11 +147,11 @@ def paper(args, tmp):
         generate(seq, SPEC.format(n=n), path)
         sets.append((f"synthetic-{n}", path, 20))
     print("\nRuntime per data set and phase (ms; d_c by the 2% rule, peaks = true k), distances: VP-tree / all pairs")
-    header = (f"{'data set':<18} {'variant':<7} {'index':<11} {'total':>9} " + " ".join(f"{p:>10}" for p in PHASES)
+    header = (f"{'data set':<18} {'variant':<7} {'index':<18} {'total':>9} " + " ".join(f"{p:>10}" for p in PHASES)
               + f" {'distances':>12} {'all pairs':>14} {'ratio':>7}")
     print(header)
     print("-" * len(header))
-    modes = [("vptree", s) for s in args.rho_search] + [("none", "point")]
+    modes = [("vptree", s) for s in searches(args)] + [("none", "point/point")]
     for name, path, k in sets:
         for variant in args.variants.split(","):
             binary = os.path.join(args.bin, f"pragmaclust-{variant}")
@@ -159,13 +160,13 @@ def paper(args, tmp):
                     continue  # all pairs of 10^5+ points: gpu only
                 label = index if index == "none" else f"{index}/{search}"
                 rep, err = run_with_report(dpc_cmd(binary, path, "--dc-percent", 2, "--peaks", k, "--index", index,
-                                                   "--rho-search", search, "--repeat", 3, "--warmup", 1,
+                                                   *search_args(search), "--repeat", 3, "--warmup", 1,
                                                    threads=args.threads), args.timeout)
                 if err:
-                    print(f"{name:<18} {variant:<7} {label:<11} {err}")
+                    print(f"{name:<18} {variant:<7} {label:<18} {err}")
                     continue
                 ph = phase_ms(rep)
-                print(f"{name:<18} {variant:<7} {label:<11} {rep['timing']['total_s']['median'] * 1e3:>9.2f} "
+                print(f"{name:<18} {variant:<7} {label:<18} {rep['timing']['total_s']['median'] * 1e3:>9.2f} "
                       + " ".join(f"{ph[p]:>10.2f}" for p in PHASES)
                       + f" {rep['distance_computations']:>12} {int(rep['all_pairs_distance_computations']):>14} "
                       + f"{rep['distance_computations'] / rep['all_pairs_distance_computations']:>7.4f}")
@@ -174,7 +175,7 @@ def paper(args, tmp):
     print(f"\nScaling (synthetic, d_c for mean rho ~50 at 2^{top} scaled by sqrt(2^{top}/n); ms)")
     big = generate(seq, SPEC.format(n=1 << top), os.path.join(tmp, "scale.npy"))
     dc_top = dc_for_mean_rho(big, 50)
-    header = f"{'n':>8} {'variant':<7} {'rho by':<6} {'tree_build':>10} {'rho':>10} {'total':>10} {'distances':>12}"
+    header = f"{'n':>8} {'variant':<7} {'searches':<11} {'tree_build':>10} {'rho':>10} {'total':>10} {'distances':>12}"
     print(header)
     print("-" * len(header))
     for e in range(13, top + 1):
@@ -184,14 +185,14 @@ def paper(args, tmp):
         dc = float(f"{dc_top * np.sqrt((1 << top) / n):.3g}")
         for variant in args.variants.split(","):
             binary = os.path.join(args.bin, f"pragmaclust-{variant}")
-            for search in args.rho_search:
-                rep, err = run_with_report(dpc_cmd(binary, path, "--dc", dc, "--peaks", 20, "--rho-search", search,
+            for search in searches(args):
+                rep, err = run_with_report(dpc_cmd(binary, path, "--dc", dc, "--peaks", 20, *search_args(search),
                                                    "--repeat", 3, "--warmup", 1, threads=args.threads), args.timeout)
                 if err:
-                    print(f"{n:>8} {variant:<7} {search:<6} {err}")
+                    print(f"{n:>8} {variant:<7} {search:<11} {err}")
                     continue
                 ph = phase_ms(rep)
-                print(f"{n:>8} {variant:<7} {search:<6} {ph['tree_build']:>10.2f} {ph['rho']:>10.2f} "
+                print(f"{n:>8} {variant:<7} {search:<11} {ph['tree_build']:>10.2f} {ph['rho']:>10.2f} "
                       + f"{rep['timing']['total_s']['median'] * 1e3:>10.2f} {rep['distance_computations']:>12}")
                 sys.stdout.flush()
     print(f"\nIncremental: 10% of the data set as the base, then at most {args.paper_batches} batches of 1000 "
@@ -220,6 +221,16 @@ def paper(args, tmp):
     return False
 
 
+def searches(args):
+    """The rows' pairs of search methods, "rho/delta"."""
+    return [f"{r}/{d}" for r in args.rho_search for d in args.delta_search]
+
+
+def search_args(search):
+    rho, delta = search.split("/")
+    return ["--rho-search", rho, "--delta-search", delta]
+
+
 def search_list(value):
     out = value.split(",")
     if not out or any(v not in ("point", "leaf") for v in out):
@@ -238,6 +249,8 @@ def main():
     ap.add_argument("--rho-update", default="incidental", choices=("incidental", "separate"))
     ap.add_argument("--rho-search", default=["point"], type=search_list,
                     help="from-scratch rho: point, leaf or point,leaf (a row each; default point)")
+    ap.add_argument("--delta-search", default=["point"], type=search_list,
+                    help="from-scratch delta: point, leaf or point,leaf (a row per pair with --rho-search)")
     ap.add_argument("--no-verify", dest="verify", action="store_false",
                     help="incremental: skip the recomputation after each batch (by default timed as restart_s and "
                          "compared: exit 1 on any difference)")
