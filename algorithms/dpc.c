@@ -28,6 +28,11 @@
  * exact whenever one is found there, since every point closer than d_c was a candidate), and only
  * when there is none by a branch-and-bound search of the whole tree (nearer child first, subtrees
  * whose densest point is not denser skipped by a per-node maximum of the density key).
+ * --rho-search / --delta-search leaf (section 4.1: "points of one leaf processed together"): one
+ * team per leaf (PAR_TEAMS_FOR); the leaves a ball around the leaf reaches are found once by its
+ * first thread, staged in team memory (TEAM_LOCAL) round by round, and searched by its threads,
+ * one per point (TEAM_PAR_FOR), with the same tests, so both give the same values (compute_rho,
+ * delta_by_leaf). From-scratch runs only: incremental batches always search per point.
  * Labels (section 4.3): peaks selected on the device (a gamma threshold found by counting passes
  * from a sampled guess; only the candidates are copied back and sorted), then pointer jumping
  * along the dependent points.
@@ -80,9 +85,9 @@ const char *const dpc_search_names[2] = {"point", "leaf"};
 #define DPC_PEAK_SAMPLE 8192
 /* Leaves the incremental delta's leaf filter lists per leaf before its points walk the tree instead. */
 #define VPT_CAND 8
-/* The per-leaf searches (--rho-search leaf): candidate leaves taken per round, and the team-local
- * room for their points' coordinates (8 KB: 32 leaves of 2-d points). Leaves of more than
- * DPC_STAGE_FLOATS coordinates are read from the leaf copies in place, one per round. */
+/* The per-leaf searches (--rho-search / --delta-search leaf): candidate leaves taken per round,
+ * and the team-local room for their points' coordinates (8 KB: 32 leaves of 2-d points). Leaves
+ * of more than DPC_STAGE_FLOATS coordinates are read from the leaf copies in place, one a round. */
 #ifndef DPC_LEAF_LIST
 #define DPC_LEAF_LIST 32
 #endif
