@@ -56,7 +56,13 @@ void dpc_leaf_balls_free(dpc_state *s) {
   s->lctr = NULL, s->lrad = NULL;
 }
 
-/* rho of every point from scratch, per leaf (--rho-search leaf). */
+/* rho of every point from scratch, per leaf (--rho-search leaf; GDPC section 4.1). With every
+ * leaf's ball, one team per leaf: every neighbour of its points lies within r + d_c of its centre,
+ * so the leaves that ball reaches (one walk, by the team's first thread) and whose own balls come
+ * that near hold them all. Round by round, up to DPC_LEAF_LIST of those leaves are staged in team
+ * memory and each thread counts its point's neighbours there (leaves whose ball is farther than
+ * d_c from the point skipped) by the point method's test, d2 < dc2 on the same leaf copies: rho is
+ * the same. */
 void dpc_rho_by_leaf(dpc_state *s) {
   const size_t d = s->d;
   const double dc = s->dc, dc2 = s->dc2;
@@ -68,14 +74,6 @@ void dpc_rho_by_leaf(dpc_state *s) {
   const unsigned long long *lmax2 = s->lmax2, *rmin2 = s->rmin2, *maxkey = s->maxkey, *skey = s->skey;
   DPC_DEVICE_ONLY const unsigned long long *minokey = s->minokey, *okey = s->okey;
   const size_t ninternal = s->ninternal, nslots = s->nslots;
-  /* per leaf (GDPC section 4.1, a leaf's points processed together). First every leaf's ball: its
-   * centre is the member whose farthest member is nearest, its radius r the distance to that
-   * member. Then one team per leaf: every neighbour of its points lies within r + d_c of its
-   * centre, so the leaves that ball reaches (one walk, by the team's first thread) and whose own
-   * balls come that near hold them all. Round by round, up to DPC_LEAF_LIST of those leaves are
-   * staged in team memory and each thread counts its point's neighbours there (leaves whose ball
-   * is farther than d_c from the point skipped) by the point method's test, d2 < dc2 on the same
-   * leaf copies: rho is the same. */
   const size_t nleaves = s->nleaves, per_leaf = VPT_LEAF * d;
   leaf_balls(s);
   const int *lctr = s->lctr;
