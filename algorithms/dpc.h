@@ -32,6 +32,13 @@ extern const char *const dpc_index_names[2]; /* "none", "vptree" */
  * the new points near it, no write conflicts). */
 typedef enum { DPC_RHO_INCIDENTAL, DPC_RHO_SEPARATE } dpc_rho_update;
 
+/* How a from-scratch run searches the VP-tree (GDPC section 4): every point walks the tree itself
+ * (point), or one team per leaf (leaf): the leaf's points share the list of leaves that any of them
+ * can reach, found once, and its threads compare them with those leaves' points together (staged
+ * in team memory). Both give the same values; incremental batches always search per point. */
+typedef enum { DPC_SEARCH_POINT, DPC_SEARCH_LEAF } dpc_search;
+extern const char *const dpc_search_names[2]; /* "point", "leaf" */
+
 /* Timed phases (GDPC section 6.1.3, plus the transfers). */
 typedef enum { DPC_PHASE_TRANSFERS, DPC_PHASE_TREE, DPC_PHASE_RHO, DPC_PHASE_DELTA, DPC_PHASE_ASSIGN, DPC_NPHASES } dpc_phase;
 extern const char *const dpc_phase_names[DPC_NPHASES]; /* transfers, tree_build, rho, delta, assignment */
@@ -48,6 +55,8 @@ typedef struct {
   double rho_min, delta_min;
   uint64_t seed;          /* the random start of the farthest-point heuristic */
   dpc_rho_update rho_update;
+  dpc_search rho_search;   /* rho of a from-scratch run (dpc_open) */
+  dpc_search delta_search; /* delta of a from-scratch run: the search within d_c */
 } dpc_params;
 
 typedef struct {

@@ -37,6 +37,11 @@ static const char usage[] =
     "  --peaks K            the K points of largest gamma are the peaks (the absolute peak first)\n"
     "  --rho-min R, --delta-min D  peaks: every point with rho >= R and delta >= D (default 0 each)\n"
     "  --index vptree|none  GDPC's VP-tree (default) or all pairs (CUDA-DP)\n"
+    "  --rho-search point|leaf  VP-tree rho: each point walks the tree (default), or one team per\n"
+    "                       leaf shares the leaves its points can reach (GDPC 4.1); same rho\n"
+    "  --delta-search point|leaf  VP-tree delta: each point searches within d_c (default), or one\n"
+    "                       team per leaf searches those leaves, densest first (GDPC 4.2); both\n"
+    "                       search the whole tree when no denser point is closer than d_c; same delta\n"
     "  --labels FILE        cluster of every point (.npy -> int32, else one per line)\n"
     "  --decision-graph FILE  CSV: index,rho,delta,dependent,label,row (dependent -1: the absolute\n"
     "                       peak; row: the point's input row, which differs after --delete)\n"
@@ -57,7 +62,8 @@ static const char usage[] =
 
 enum {
   OPT_DC = 2000, OPT_DC_PERCENT, OPT_DC_SAMPLES, OPT_PEAKS, OPT_RHO_MIN, OPT_DELTA_MIN, OPT_INDEX, OPT_LABELS,
-  OPT_GRAPH, OPT_PLOT, OPT_BASE, OPT_INSERT, OPT_BATCH, OPT_RHO_UPDATE, OPT_VERIFY, OPT_DELETE
+  OPT_GRAPH, OPT_PLOT, OPT_BASE, OPT_INSERT, OPT_BATCH, OPT_RHO_UPDATE, OPT_VERIFY, OPT_DELETE,
+  OPT_RHO_SEARCH, OPT_DELTA_SEARCH
 };
 static const struct option own_options[] = {
     {"dc", required_argument, NULL, OPT_DC}, {"dc-percent", required_argument, NULL, OPT_DC_PERCENT},
@@ -67,7 +73,9 @@ static const struct option own_options[] = {
     {"decision-graph", required_argument, NULL, OPT_GRAPH}, {"plot", required_argument, NULL, OPT_PLOT},
     {"base", required_argument, NULL, OPT_BASE}, {"insert", required_argument, NULL, OPT_INSERT},
     {"batch", required_argument, NULL, OPT_BATCH}, {"rho-update", required_argument, NULL, OPT_RHO_UPDATE},
-    {"verify", no_argument, NULL, OPT_VERIFY}, {"delete", required_argument, NULL, OPT_DELETE}, {NULL, 0, NULL, 0}};
+    {"verify", no_argument, NULL, OPT_VERIFY}, {"delete", required_argument, NULL, OPT_DELETE},
+    {"rho-search", required_argument, NULL, OPT_RHO_SEARCH}, {"delta-search", required_argument, NULL, OPT_DELTA_SEARCH},
+    {NULL, 0, NULL, 0}};
 
 typedef struct {
   double dc, percent, rho_min, delta_min;
@@ -75,9 +83,16 @@ typedef struct {
   long long samples, peaks, base, batch, delete_count;
   dpc_index_kind index;
   dpc_rho_update rho_update;
+  dpc_search rho_search, delta_search;
   const char *labels_path, *graph_path, *plot_path, *insert;
   int verify;
 } dpc_opts;
+
+static dpc_search parse_search(const char *opt, const char *arg) {
+  if (!strcmp(arg, "point")) return DPC_SEARCH_POINT;
+  if (!strcmp(arg, "leaf")) return DPC_SEARCH_LEAF;
+  pc_die(PC_EXIT_USAGE, "option %s: expected point or leaf, got '%s'", opt, arg);
+}
 
 static void handle_option(int id, const char *arg, void *ctx) {
   dpc_opts *o = ctx;
@@ -118,6 +133,8 @@ static void handle_option(int id, const char *arg, void *ctx) {
       else if (!strcmp(arg, "separate")) o->rho_update = DPC_RHO_SEPARATE;
       else pc_die(PC_EXIT_USAGE, "option --rho-update: expected incidental or separate, got '%s'", arg);
       break;
+    case OPT_RHO_SEARCH: o->rho_search = parse_search("--rho-search", arg); break;
+    case OPT_DELTA_SEARCH: o->delta_search = parse_search("--delta-search", arg); break;
     case OPT_VERIFY: o->verify = 1; break;
     case OPT_DELETE: o->delete_count = pc_parse_int("--delete", arg, 1, 0x7fffffff); break;
   }
@@ -179,6 +196,7 @@ int pc_cmd_dpc(int argc, char **argv) {
   o.batch = DPC_DEFAULT_BATCH;
   o.index = DPC_INDEX_VPTREE;
   o.rho_update = DPC_RHO_INCIDENTAL;
+  o.rho_search = o.delta_search = DPC_SEARCH_POINT;
   o.percent = DPC_DEFAULT_PERCENT;
   pc_common_opts c;
   pc_cli_parse("dpc", argc, argv, own_options, "", handle_option, &o, usage, &c);
@@ -228,7 +246,7 @@ int pc_cmd_dpc(int argc, char **argv) {
     if (!(dc > 0.0)) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     dc_s = pc_now() - t0;
   }
-  const dpc_params params = {dc, o.index, (long)o.peaks, o.rho_min, o.delta_min, c.seed, o.rho_update};
+  const dpc_params params = {dc, o.index, (long)o.peaks, o.rho_min, o.delta_min, c.seed, o.rho_update, o.rho_search, o.delta_search};
 
   /* the base run: repeated R times after W warm-ups when nothing is inserted */
   double *totals = pc_xalloc((size_t)c.repeat, sizeof *totals, "run times");
@@ -350,6 +368,8 @@ int pc_cmd_dpc(int argc, char **argv) {
       pc_json_int(&j, "dc_samples", o.samples);
     }
     pc_json_str(&j, "index", dpc_index_names[o.index]);
+    pc_json_str(&j, "rho_search", dpc_search_names[o.rho_search]);
+    pc_json_str(&j, "delta_search", dpc_search_names[o.delta_search]);
     if (o.peaks) pc_json_int(&j, "peaks", o.peaks);
     else {
       pc_json_num(&j, "rho_min", o.rho_min);

@@ -12,6 +12,9 @@ first N rows as the base and --batches batches of 1000 more rows, per-batch medi
 and after each batch the recomputation from scratch, timed (restart) and compared (--no-verify
 skips it).
 Targets (issue 6): gpu under 0.5 s in total, omp on 16 cores under 3 s, a batch under 20 ms.
+--rho-search point,leaf and --delta-search point,leaf (default point each) add a row per pair of
+search methods to the from-scratch tables (bench, paper's runtime and scaling tables; "searches"
+rho/delta); the incremental batches always search per point.
 
 paper (GDPC section 6 on this data): runtime per data set and phase for aggregation and s2 (from
 --data-dir) and synthetic sets of the same shape (named synthetic-...), distance computations of
@@ -21,6 +24,7 @@ recomputing from scratch. `make experiments` runs these experiments through the 
 (experiments/gdpc_datasets.toml, gdpc_scaling.toml, gdpc_incremental.toml), into its tables and figures.
 
   experiments/bench_dpc.py [--bin DIR] [--what bench,paper] [--variants gpu,omp,seq] [--n 1000000]
+                           [--rho-search point,leaf] [--delta-search point,leaf]
 Needs numpy. Exit status 0 even when a variant is missing (its rows say why); 1 when labels differ.
 """
 import argparse
@@ -78,30 +82,32 @@ def bench(args, tmp):
     np.save(base, x[:n])
     print(f"\nDPC benchmark: {SPEC.format(n=n)} (+{batches} x 1000 rows for the batches), d_c = {dc}, "
           f"peaks = 20, index vptree")
-    header = (f"{'variant':<7} {'total ms':>9} " + " ".join(f"{p:>10}" for p in PHASES)
+    header = (f"{'variant':<7} {'searches':<11} {'total ms':>9} " + " ".join(f"{p:>10}" for p in PHASES)
               + f" {'distances':>12} {'mean rho':>8} {'clusters':>8}  same  where")
     print(header)
     print("-" * len(header))
     reference, bad = None, False
     for variant in args.variants.split(","):
         binary = os.path.join(args.bin, f"pragmaclust-{variant}")
-        labels = os.path.join(tmp, f"labels-{variant}.npy")
         repeat = args.seq_repeat if variant == "seq" else args.repeat
-        rep, err = run_with_report(dpc_cmd(binary, base, "--dc", dc, "--peaks", 20, "--repeat", repeat, "--warmup",
-                                           1 if variant != "seq" else 0, "--labels", labels, threads=args.threads),
-                                   args.timeout)
-        if err:
-            print(f"{variant:<7} {err}")
-            continue
-        lab = np.load(labels)
-        reference = lab if reference is None else reference
-        same = np.array_equal(lab, reference)
-        bad |= not same
-        ph = phase_ms(rep)
-        print(f"{variant:<7} {rep['timing']['total_s']['median'] * 1e3:>9.1f} " + " ".join(f"{ph[p]:>10.1f}" for p in PHASES)
-              + f" {rep['distance_computations']:>12} {rep['rho_mean']:>8.1f} {rep['clusters']:>8}  "
-              + f"{'yes' if same else 'NO':<4}  {rep['device']['where']}")
-        sys.stdout.flush()
+        for search in searches(args):
+            labels = os.path.join(tmp, f"labels-{variant}-{search.replace('/', '-')}.npy")
+            rep, err = run_with_report(dpc_cmd(binary, base, "--dc", dc, "--peaks", 20, *search_args(search),
+                                               "--repeat", repeat, "--warmup", 1 if variant != "seq" else 0,
+                                               "--labels", labels, threads=args.threads), args.timeout)
+            if err:
+                print(f"{variant:<7} {search:<11} {err}")
+                continue
+            lab = np.load(labels)
+            reference = lab if reference is None else reference
+            same = np.array_equal(lab, reference)
+            bad |= not same
+            ph = phase_ms(rep)
+            print(f"{variant:<7} {search:<11} {rep['timing']['total_s']['median'] * 1e3:>9.1f} "
+                  + " ".join(f"{ph[p]:>10.1f}" for p in PHASES)
+                  + f" {rep['distance_computations']:>12} {rep['rho_mean']:>8.1f} {rep['clusters']:>8}  "
+                  + f"{'yes' if same else 'NO':<4}  {rep['device']['where']}")
+            sys.stdout.flush()
     print(f"\nIncremental: base {n} rows, {batches} batches of 1000 (rho update {args.rho_update})")
     header = (f"{'variant':<7} {'batch ms':>9} " + " ".join(f"{p:>10}" for p in PHASES[:4])
               + f" {'distances':>12} {'restart ms':>10}  where")
@@ -142,23 +148,26 @@ def paper(args, tmp):
         generate(seq, SPEC.format(n=n), path)
         sets.append((f"synthetic-{n}", path, 20))
     print("\nRuntime per data set and phase (ms; d_c by the 2% rule, peaks = true k), distances: VP-tree / all pairs")
-    header = (f"{'data set':<18} {'variant':<7} {'index':<7} {'total':>9} " + " ".join(f"{p:>10}" for p in PHASES)
+    header = (f"{'data set':<18} {'variant':<7} {'index':<18} {'total':>9} " + " ".join(f"{p:>10}" for p in PHASES)
               + f" {'distances':>12} {'all pairs':>14} {'ratio':>7}")
     print(header)
     print("-" * len(header))
+    modes = [("vptree", s) for s in searches(args)] + [("none", "point/point")]
     for name, path, k in sets:
         for variant in args.variants.split(","):
             binary = os.path.join(args.bin, f"pragmaclust-{variant}")
-            for index in ("vptree", "none"):
+            for index, search in modes:
                 if index == "none" and not name.startswith(("aggregation", "s2")) and variant != "gpu":
                     continue  # all pairs of 10^5+ points: gpu only
+                label = index if index == "none" else f"{index}/{search}"
                 rep, err = run_with_report(dpc_cmd(binary, path, "--dc-percent", 2, "--peaks", k, "--index", index,
-                                                   "--repeat", 3, "--warmup", 1, threads=args.threads), args.timeout)
+                                                   *search_args(search), "--repeat", 3, "--warmup", 1,
+                                                   threads=args.threads), args.timeout)
                 if err:
-                    print(f"{name:<18} {variant:<7} {index:<7} {err}")
+                    print(f"{name:<18} {variant:<7} {label:<18} {err}")
                     continue
                 ph = phase_ms(rep)
-                print(f"{name:<18} {variant:<7} {index:<7} {rep['timing']['total_s']['median'] * 1e3:>9.2f} "
+                print(f"{name:<18} {variant:<7} {label:<18} {rep['timing']['total_s']['median'] * 1e3:>9.2f} "
                       + " ".join(f"{ph[p]:>10.2f}" for p in PHASES)
                       + f" {rep['distance_computations']:>12} {int(rep['all_pairs_distance_computations']):>14} "
                       + f"{rep['distance_computations'] / rep['all_pairs_distance_computations']:>7.4f}")
@@ -167,7 +176,7 @@ def paper(args, tmp):
     print(f"\nScaling (synthetic, d_c for mean rho ~50 at 2^{top} scaled by sqrt(2^{top}/n); ms)")
     big = generate(seq, SPEC.format(n=1 << top), os.path.join(tmp, "scale.npy"))
     dc_top = dc_for_mean_rho(big, 50)
-    header = f"{'n':>8} {'variant':<7} {'tree_build':>10} {'rho':>10} {'total':>10} {'distances':>12}"
+    header = f"{'n':>8} {'variant':<7} {'searches':<11} {'tree_build':>10} {'rho':>10} {'total':>10} {'distances':>12}"
     print(header)
     print("-" * len(header))
     for e in range(13, top + 1):
@@ -177,15 +186,16 @@ def paper(args, tmp):
         dc = float(f"{dc_top * np.sqrt((1 << top) / n):.3g}")
         for variant in args.variants.split(","):
             binary = os.path.join(args.bin, f"pragmaclust-{variant}")
-            rep, err = run_with_report(dpc_cmd(binary, path, "--dc", dc, "--peaks", 20, "--repeat", 3, "--warmup", 1,
-                                               threads=args.threads), args.timeout)
-            if err:
-                print(f"{n:>8} {variant:<7} {err}")
-                continue
-            ph = phase_ms(rep)
-            print(f"{n:>8} {variant:<7} {ph['tree_build']:>10.2f} {ph['rho']:>10.2f} "
-                  + f"{rep['timing']['total_s']['median'] * 1e3:>10.2f} {rep['distance_computations']:>12}")
-            sys.stdout.flush()
+            for search in searches(args):
+                rep, err = run_with_report(dpc_cmd(binary, path, "--dc", dc, "--peaks", 20, *search_args(search),
+                                                   "--repeat", 3, "--warmup", 1, threads=args.threads), args.timeout)
+                if err:
+                    print(f"{n:>8} {variant:<7} {search:<11} {err}")
+                    continue
+                ph = phase_ms(rep)
+                print(f"{n:>8} {variant:<7} {search:<11} {ph['tree_build']:>10.2f} {ph['rho']:>10.2f} "
+                      + f"{rep['timing']['total_s']['median'] * 1e3:>10.2f} {rep['distance_computations']:>12}")
+                sys.stdout.flush()
     print(f"\nIncremental: 10% of the data set as the base, then at most {args.paper_batches} batches of 1000 "
           "(ms per batch: incremental, restart)")
     header = f"{'data set':<18} {'variant':<7} {'batch':>6} {'n':>8} {'incremental':>11} {'restart':>9} {'tree':>8} {'rho':>8} {'delta':>8}"
@@ -212,6 +222,23 @@ def paper(args, tmp):
     return False
 
 
+def searches(args):
+    """The rows' pairs of search methods, "rho/delta"."""
+    return [f"{r}/{d}" for r in args.rho_search for d in args.delta_search]
+
+
+def search_args(search):
+    rho, delta = search.split("/")
+    return ["--rho-search", rho, "--delta-search", delta]
+
+
+def search_list(value):
+    out = value.split(",")
+    if not out or any(v not in ("point", "leaf") for v in out):
+        raise argparse.ArgumentTypeError(f"expected point, leaf or point,leaf, got {value!r}")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=os.environ.get("PRAGMACLUST_BIN", "bin"), help="folder with pragmaclust-<variant>")
@@ -221,6 +248,10 @@ def main():
     ap.add_argument("--dc", type=float, help="use this d_c instead of the one for mean rho ~50")
     ap.add_argument("--batches", type=int, default=5, help="incremental batches of 1000 (default 5)")
     ap.add_argument("--rho-update", default="incidental", choices=("incidental", "separate"))
+    ap.add_argument("--rho-search", default=["point"], type=search_list,
+                    help="from-scratch rho: point, leaf or point,leaf (a row each; default point)")
+    ap.add_argument("--delta-search", default=["point"], type=search_list,
+                    help="from-scratch delta: point, leaf or point,leaf (a row per pair with --rho-search)")
     ap.add_argument("--no-verify", dest="verify", action="store_false",
                     help="incremental: skip the recomputation after each batch (by default timed as restart_s and "
                          "compared: exit 1 on any difference)")

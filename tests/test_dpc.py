@@ -15,6 +15,12 @@ from dpc_reference import dpc as reference, read_graph, sq_distances
 from helpers import load_labels, write_points
 
 INDEXES = ("vptree", "none")
+# (index, search): search is --rho-search and --delta-search (which apply to the VP-tree only)
+MODES = (("vptree", "point"), ("vptree", "leaf"), ("none", "point"))
+
+
+def search_args(search, delta_search=None):
+    return ["--rho-search", search, "--delta-search", delta_search or search]
 
 
 def run_dpc(binary, work, data, *args, tag="run"):
@@ -33,16 +39,18 @@ def assert_same(got, want, context):
         assert bad.size == 0, f"{context}: {bad.size} {name} differ, first {bad[:6]}: got {g[bad[:6]]} want {w[bad[:6]]}"
 
 
-def check(binary, work, x, dc, index, peaks=None, thresholds=None, extra=()):
+def check(binary, work, x, dc, index, peaks=None, thresholds=None, extra=(), search="point", delta_search=None):
     x = np.asarray(x, dtype=np.float32)  # the values the program reads (%.9g round-trips them)
     path = write_points(work / "x.txt", x)
     sel = ["--peaks", peaks] if peaks is not None else ["--rho-min", thresholds[0], "--delta-min", thresholds[1]]
-    got, rep = run_dpc(binary, work, path, "--dc", repr(float(dc)), *sel, "--index", index, *extra)
+    got, rep = run_dpc(binary, work, path, "--dc", repr(float(dc)), *sel, "--index", index,
+                       *search_args(search, delta_search), *extra)
     want = reference(np.asarray(x, dtype=np.float32), dc, peaks=peaks,
                      rho_min=thresholds and thresholds[0], delta_min=thresholds and thresholds[1])
-    assert_same(got, want, f"{binary.name}/{index}")
+    assert_same(got, want, f"{binary.name}/{index}/{search}/{delta_search or search}")
     assert rep["clusters"] == want[3].max() + 1
-    assert rep["params"]["index"] == index
+    assert rep["params"]["index"] == index and rep["params"]["rho_search"] == search
+    assert rep["params"]["delta_search"] == (delta_search or search)
     return rep
 
 
@@ -55,12 +63,18 @@ def blobs(seed, n, d, noise=0.1):
     return x.astype(np.float32)
 
 
-@pytest.mark.parametrize("index", INDEXES)
+@pytest.mark.parametrize("index,search", MODES)
 @pytest.mark.parametrize("seed,n,d,dc,peaks", [
     (1, 300, 1, 0.01, 3), (2, 500, 2, 0.05, 4), (3, 400, 2, 0.12, 6), (4, 300, 3, 0.1, 4), (5, 250, 5, 0.3, 5),
     (6, 33, 2, 0.2, 2), (7, 700, 2, 0.02, 10)])
-def test_random_inputs_match_reference(variant, work, index, seed, n, d, dc, peaks):
-    check(variant, work, blobs(seed, n, d), dc, index, peaks=peaks)
+def test_random_inputs_match_reference(variant, work, index, search, seed, n, d, dc, peaks):
+    check(variant, work, blobs(seed, n, d), dc, index, peaks=peaks, search=search)
+
+
+@pytest.mark.parametrize("search,delta_search", (("point", "leaf"), ("leaf", "point")))
+@pytest.mark.parametrize("seed,n,d,dc,peaks", [(2, 500, 2, 0.05, 4), (5, 250, 5, 0.3, 5), (7, 700, 2, 0.02, 10)])
+def test_searches_mixed_match_reference(variant, work, search, delta_search, seed, n, d, dc, peaks):
+    check(variant, work, blobs(seed, n, d), dc, "vptree", peaks=peaks, search=search, delta_search=delta_search)
 
 
 ADVERSARIAL = {
@@ -86,40 +100,56 @@ ADVERSARIAL = {
 }
 
 
-@pytest.mark.parametrize("index", INDEXES)
+@pytest.mark.parametrize("index,search", MODES)
 @pytest.mark.parametrize("case", sorted(ADVERSARIAL))
-def test_adversarial_inputs_match_reference(variant, work, index, case):
+def test_adversarial_inputs_match_reference(variant, work, index, search, case):
     x, dc, peaks = ADVERSARIAL[case]
-    check(variant, work, x, dc, index, peaks=peaks)
+    check(variant, work, x, dc, index, peaks=peaks, search=search)
 
 
-@pytest.mark.parametrize("index", INDEXES)
-def test_thresholds_match_reference(variant, work, index):
+@pytest.mark.parametrize("index,search", MODES)
+def test_thresholds_match_reference(variant, work, index, search):
     x = blobs(8, 400, 2)
     rho, delta, _, _ = reference(np.asarray(x, dtype=np.float32), 0.08, peaks=1)
-    check(variant, work, x, 0.08, index, thresholds=(float(np.median(rho)), 0.2))
+    check(variant, work, x, 0.08, index, thresholds=(float(np.median(rho)), 0.2), search=search)
+
+
+@pytest.mark.parametrize("d", (2, 40, 70))
+def test_leaf_search_stages_in_rounds_and_in_place(variant, work, d):
+    """The per-leaf searches with many candidate leaves (more rounds than one), and with leaves too
+    wide to stage in team memory (d = 70: 32 x 70 coordinates, read in place)."""
+    n, dc = {2: (2500, 0.3), 40: (900, 1.2), 70: (900, 1.6)}[d]
+    rep = check(variant, work, blobs(30 + d, n, d), dc, "vptree", peaks=4, search="leaf")
+    assert rep["tree_leaves"] >= (128 if d == 2 else 32)
 
 
 def test_variants_and_indexes_agree_on_blobs(all_variants, work):
     data = "gen:blobs:n=6000,d=2,centers=12,std=0.3,box=6,noise=0.05,seed=4"
     results = {}
     for name, binary in all_variants.items():
-        for index in INDEXES:
-            results[(name, index)] = run_dpc(binary, work, data, "--dc", "0.2", "--peaks", "12", "--index", index,
-                                             tag=f"{name}{index}")
+        for index, search in MODES:
+            results[(name, index, search)] = run_dpc(binary, work, data, "--dc", "0.2", "--peaks", "12", "--index",
+                                                     index, *search_args(search), tag=f"{name}{index}{search}")
     (_, (first, rep0)), *rest = results.items()
     assert rep0["clusters"] == 12
     for key, (got, rep) in rest:
         assert_same(got, first, str(key))
-    tree = results[("seq", "vptree")][1]["distance_computations"]
-    pairs = results[("seq", "none")][1]["distance_computations"]
-    assert tree < 0.2 * pairs, (tree, pairs)
+    tree = results[("seq", "vptree", "point")][1]["distance_computations"]
+    leaf = results[("seq", "vptree", "leaf")][1]["distance_computations"]
+    pairs = results[("seq", "none", "point")][1]["distance_computations"]
+    assert tree < 0.2 * pairs and leaf < 0.2 * pairs, (tree, leaf, pairs)
+    for key, (_, rep) in results.items():  # the count is the method's, the same in every variant
+        assert rep["distance_computations"] == results[("seq",) + key[1:]][1]["distance_computations"], key
+        if key[1] == "vptree":  # the same points need the search beyond d_c, whichever the method
+            assert rep["global_searches"] == rep0["global_searches"] > 0, key
 
 
-@pytest.mark.parametrize("index", INDEXES)
+@pytest.mark.parametrize("index,search", MODES)
 @pytest.mark.parametrize("method", ("incidental", "separate"))
 @pytest.mark.parametrize("case", ("blobs", "duplicates"))
-def test_incremental_equals_recomputation_after_each_batch(variant, work, index, method, case):
+def test_incremental_equals_recomputation_after_each_batch(variant, work, index, search, method, case):
+    """--rho-search and --delta-search apply to the base run and to --verify's recomputations; the
+    batches always search per point."""
     if case == "blobs":
         x, dc = blobs(11, 420, 2), 0.06
     else:
@@ -135,30 +165,31 @@ def test_incremental_equals_recomputation_after_each_batch(variant, work, index,
         m = min(len(x), base + batches * batch)
         sub = write_points(work / f"x{m}.txt", x[:m])
         got, rep = run_dpc(variant, work, sub, "--dc", repr(dc), "--peaks", "4", "--index", index, "--base", base,
-                           "--batch", batch, "--rho-update", method, tag=f"b{batches}")
+                           "--batch", batch, "--rho-update", method, *search_args(search), tag=f"b{batches}")
+        assert rep["params"]["rho_search"] == rep["params"]["delta_search"] == search
         assert_same(got, reference(np.asarray(x[:m], dtype=np.float32), dc, peaks=4), f"{variant.name} after {batches}")
         assert len(rep["batches"]) == -(-(m - base) // batch)
     # and the program's own check against recomputation after every batch
     rc, _, err = variant.run("dpc", path, "--dc", repr(dc), "--peaks", "4", "--index", index, "--base", base,
-                             "--batch", batch, "--rho-update", method, "--verify")
+                             "--batch", batch, "--rho-update", method, *search_args(search), "--verify")
     assert rc == 0 and "identical to recomputation" in err, err
 
 
-@pytest.mark.parametrize("index", INDEXES)
+@pytest.mark.parametrize("index,search", MODES)
 @pytest.mark.parametrize("method", ("incidental", "separate"))
-def test_deletions_match_reference_on_the_remaining_points(variant, work, index, method):
+def test_deletions_match_reference_on_the_remaining_points(variant, work, index, search, method):
     """Insert, then delete (points chosen by --seed, the absolute peak possibly among them): the
     outputs list the remaining points in order, and equal the reference on exactly those rows."""
     x = blobs(21, 400, 2)
     path = write_points(work / "x.txt", x)
     for seed, deletions in ((1, 60), (2, 390), (3, 399)):
         args = ("--dc", "0.08", "--peaks", "3", "--index", index, "--base", "200", "--batch", "50", "--delete",
-                deletions, "--rho-update", method, "--seed", seed)
+                deletions, "--rho-update", method, "--seed", seed, *search_args(search))
         _, rep = run_dpc(variant, work, path, *args, tag=f"d{seed}")
         got, rows = read_graph(work / f"d{seed}.csv", rows=True)
         assert len(rows) == 400 - deletions and np.all(np.diff(rows) > 0) and rep["n"] == 400 - deletions
         want = reference(x[rows], 0.08, peaks=3)
-        assert_same(got, want, f"{variant.name}/{index}/{method} after deleting {deletions}")
+        assert_same(got, want, f"{variant.name}/{index}/{search}/{method} after deleting {deletions}")
         assert [b["op"] for b in rep["batches"]].count("delete") == -(-deletions // 50)
         rc, _, err = variant.run("dpc", path, *args, "--verify")
         assert rc == 0 and "identical to recomputation" in err, err
@@ -216,19 +247,20 @@ def test_real_data_adjusted_rand_index(seq, omp, gpu, work, data_dir, name, k, p
     dc = float(np.sqrt(pairs[int(np.ceil(percent / 100 * len(pairs))) - 1]))
     first = None
     for binary in (seq, omp, gpu):
-        for index in INDEXES:
+        for index, search in MODES:
             if first is None:  # the program's own quantile from all pairs, once
                 args = ("--dc-percent", percent, "--dc-samples", len(pairs))
             else:
                 args = ("--dc", repr(dc))
-            got, rep = run_dpc(binary, work, path, *args, "--peaks", k, "--index", index, tag=binary.name + index)
+            got, rep = run_dpc(binary, work, path, *args, "--peaks", k, "--index", index, *search_args(search),
+                               tag=binary.name + index + search)
             if first is None:
                 assert rep["params"]["dc"] == dc
                 first = got
                 ari = metrics.adjusted_rand_score(truth, got[3])
                 assert ari >= floor, f"{name}: ARI {ari:.4f} below the recorded {floor}"
             else:
-                assert_same(got, first, f"{binary.name}/{index} on {name}")
+                assert_same(got, first, f"{binary.name}/{index}/{search} on {name}")
 
 
 def test_report_fields_and_plot(seq, work):
@@ -247,15 +279,19 @@ def test_report_fields_and_plot(seq, work):
 def test_sanitizer_build_runs_dpc_cleanly(asan, work):
     x = blobs(15, 900, 3)
     path = write_points(work / "x.txt", x)
-    for index in INDEXES:
+    for index, search in MODES:
         for extra in ((), ("--base", "100", "--batch", "70", "--verify"),
                       ("--base", "100", "--batch", "300", "--rho-update", "separate"),
                       ("--base", "300", "--batch", "200", "--delete", "700", "--verify"),
                       ("--delete", "450", "--batch", "100", "--rho-update", "separate", "--verify")):
-            rc, _, err = asan.run("dpc", path, "--dc", "0.1", "--peaks", "4", "--index", index, *extra,
+            rc, _, err = asan.run("dpc", path, "--dc", "0.1", "--peaks", "4", "--index", index, *search_args(search),
+                                  *extra,
                                   "--labels", work / "l.npy", "--decision-graph", work / "g.csv", "--plot", work / "p.svg",
                                   "--report", work / "r.json")
             assert rc == 0 and "Sanitizer" not in err and "runtime error" not in err, err
+    wide = write_points(work / "wide.txt", blobs(16, 300, 70))  # leaves read in place, not staged
+    rc, _, err = asan.run("dpc", wide, "--dc", "1.6", "--peaks", "4", *search_args("leaf"), "--report", work / "r.json")
+    assert rc == 0 and "Sanitizer" not in err and "runtime error" not in err, err
 
 
 BAD = [
@@ -272,6 +308,8 @@ BAD = [
     (["--dc", "0.1", "--rho-min", "1", "--delta-min", "100"], "select no peak"),
     (["--dc", "0.1", "--rho-min", "-1"], "--rho-min"),
     (["--dc", "0.1", "--peaks", "2", "--index", "kdtree"], "--index"),
+    (["--dc", "0.1", "--peaks", "2", "--rho-search", "team"], "--rho-search"),
+    (["--dc", "0.1", "--peaks", "2", "--delta-search", "tree"], "--delta-search"),
     (["--dc", "0.1", "--peaks", "2", "--base", "0"], "--base"),
     (["--dc", "0.1", "--peaks", "2", "--base", "101"], "--base"),
     (["--dc", "0.1", "--peaks", "2", "--base", "50", "--batch", "0"], "--batch"),
