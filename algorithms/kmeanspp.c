@@ -9,9 +9,9 @@
  *     read coalesced, Okuda section 3.2) and write the masses to team-local memory; then a
  *     thread per block of the scan sums them in order (the scan's fixed order) into the
  *     block's prefix sums and total.
- *  2. picks: one team per (run, draw). One thread walks the run's block totals to its total and
- *     to the block holding the target; the team's threads search that block A-ary (Okuda
- *     section 3.3).
+ *  2. picks: one team per run. One thread adds the run's block totals in order into offsets;
+ *     then a thread per draw finds the block holding its target and the point in it by binary
+ *     searches (Okuda's A-ary search by a team per draw, section 3.3, is kept as an option).
  * The uniforms are drawn on the device up front, so nothing crosses the bus per round; the
  * block totals come back once, for the runs' costs.
  */
@@ -104,22 +104,26 @@ void kmpp_sampler_close(kmpp_sampler *s) {
 DEV_FUNCS_BEGIN
 /* The first steps of a draw, by one thread: with the run's offsets (the running sums of its
  * block totals, offsets[blocks] = total), the target t = u * total (below total) and the block
- * holding the answer, the first b with offsets[b+1] > t (a binary search). Returns that block
- * and sets *target and *offset = offsets[b], or -1 when the run has no mass. */
-static inline long kmpp_target_block(const double *offsets, size_t blocks, double u, double *target, double *offset) {
+ * holding the answer, the first b with offsets[b+1] > t (a binary search). Returns 0 when the run
+ * has no mass; else 1, with *target, *offset = offsets[b] and the block's points [*lo, *hi],
+ * among which the answer lies (*hi, the block's last point, always qualifies). */
+static inline int kmpp_draw_range(const double *offsets, size_t blocks, size_t n, double u, double *target, double *offset,
+                                  size_t *lo, size_t *hi) {
   const double total = offsets[blocks];
-  if (!(total > 0.0)) return -1;
+  if (!(total > 0.0)) return 0;
   double t = u * total;
   if (!(t < total)) t = nextafter(total, 0.0);
-  size_t lo = 0, hi = blocks - 1; /* hi always qualifies: offsets[blocks] = total > t */
-  while (lo < hi) {
-    const size_t mid = lo + (hi - lo) / 2;
-    if (offsets[mid + 1] > t) hi = mid;
-    else lo = mid + 1;
+  size_t b = 0, last = blocks - 1; /* last always qualifies: offsets[blocks] = total > t */
+  while (b < last) {
+    const size_t mid = b + (last - b) / 2;
+    if (offsets[mid + 1] > t) last = mid;
+    else b = mid + 1;
   }
   *target = t;
-  *offset = offsets[lo];
-  return (long)lo;
+  *offset = offsets[b];
+  *lo = b * PC_SCAN_BLOCK;
+  *hi = (*lo + PC_SCAN_BLOCK < n ? *lo + PC_SCAN_BLOCK : n) - 1;
+  return 1;
 }
 DEV_FUNCS_END
 
@@ -148,11 +152,9 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
       TEAM_PAR_FOR()
       for (int q = 0; q < draws; q++) {
         double target = 0.0, offset = 0.0;
-        const long b = kmpp_target_block(run_offsets, blocks, uniforms[(size_t)e * stride + (size_t)q], &target, &offset);
+        size_t lo = 0, hi = 0;
         long pick = -1;
-        if (b >= 0) {
-          /* the answer lies in [lo, hi]; hi (the block's last point) always qualifies */
-          size_t lo = (size_t)b * PC_SCAN_BLOCK, hi = (lo + PC_SCAN_BLOCK < n ? lo + PC_SCAN_BLOCK : n) - 1;
+        if (kmpp_draw_range(run_offsets, blocks, n, uniforms[(size_t)e * stride + (size_t)q], &target, &offset, &lo, &hi)) {
           while (lo < hi) {
             const size_t mid = lo + (hi - lo) / 2;
             if (local[mid + 1] + offset > target) hi = mid;
@@ -174,10 +176,9 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
     const size_t e = t / (size_t)draws, q = t % (size_t)draws;
     const double *local = wheel + e * n;
     double target = 0.0, offset = 0.0;
-    const long b = kmpp_target_block(offsets + e * (blocks + 1), blocks, uniforms[e * stride + q], &target, &offset);
+    size_t lo = 0, hi = 0;
     long pick = -1;
-    if (b >= 0) {
-      size_t lo = (size_t)b * PC_SCAN_BLOCK, hi = (lo + PC_SCAN_BLOCK < n ? lo + PC_SCAN_BLOCK : n) - 1;
+    if (kmpp_draw_range(offsets + e * (blocks + 1), blocks, n, uniforms[e * stride + q], &target, &offset, &lo, &hi)) {
       while (lo < hi) {
         /* parts of `step` candidates; those whose last candidate fails the test form a prefix */
         const size_t step = (hi - lo + parts) / parts;
@@ -195,7 +196,6 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
     picks[e * stride + q] = pick;
   }
 }
-
 
 #if defined(PC_VARIANT_GPU)
 /* Dimensions a GPU thread keeps in registers: for d up to this, kmpp_masses loads a point once

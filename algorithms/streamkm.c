@@ -3,16 +3,14 @@
  *
  * Per chunk: the rows are read (or generated) into a host buffer and copied dimension-major
  * (Okuda section 3.2: a warp's threads read consecutive addresses); the copy goes to the device
- * once (DEV_ENTER) and stays there for the chunk's R runs of k-means#, which are D^2 sampling
- * rounds of kmeanspp.c on present data. The work arrays (distances, nearest points, wheel) are
- * mapped once per call. After a run that lowers the chunk's best cost, the points it chose
- * are weighted on the device by a two-level histogram (section 3.4): each team counts its
- * block of points into team-local memory, then adds those counts to the global ones. Only the
- * chosen indices and their counts come back; the host keeps the weighted union.
+ * once (DEV_ENTER) and stays there for the chunk's R runs of k-means#, which a kmeanspp.c
+ * sampler (opened once per call) runs together. The points of the cheapest run are then
+ * weighted on the device by a two-level histogram (section 3.4): each team counts its block of
+ * points into team-local memory, then adds those counts to the global ones. Only the chosen
+ * indices and their counts come back; the host keeps the weighted union.
  */
 #include "streamkm.h"
 #include "device.h"
-#include "kmeans.h"
 #include "kmeanspp.h"
 #include "par.h"
 #include "scan.h"
