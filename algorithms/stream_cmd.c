@@ -93,14 +93,10 @@ int pc_cmd_stream(int argc, char **argv) {
 
   pc_device_info dev;
   pc_device_init(c.allow_host, c.threads, &dev);
-  pc_gen_spec spec;
-  pc_points loaded = {0, 0, NULL};
-  pc_stream src;
-  int generated;
-  double load_s;
-  if (pc_stream_open(c.input, c.raw_n, c.raw_d, &spec, &loaded, &generated, &load_s, &src) != 0)
-    pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-  const size_t n = src.n, d = src.d, k = (size_t)o.k;
+  pc_stream_input in;
+  if (pc_stream_open(c.input, c.raw_n, c.raw_d, &in) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  const pc_stream *src = &in.stream;
+  const size_t n = src->n, d = src->d, k = (size_t)o.k;
   if (k > n) pc_die(PC_EXIT_USAGE, "stream: -k %zu is larger than the number of points (%zu)", k, n);
 
   float *centres = pc_xalloc(k, d * sizeof *centres, "centres");
@@ -111,7 +107,7 @@ int pc_cmd_stream(int argc, char **argv) {
   double *queries = pc_xalloc((size_t)c.repeat, sizeof *queries, "query times");
   strm_result res = {0};
   for (int run = -c.warmup; run < c.repeat; run++) {
-    if (strm_run(&src, &o.params, centres, &res) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    if (strm_run(src, &o.params, centres, &res) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     if (run < 0) continue;
     totals[run] = res.total_s;
     iterations[run] = res.iterations > 0x7fffffff ? 0x7fffffff : (int)res.iterations;
@@ -126,10 +122,10 @@ int pc_cmd_stream(int argc, char **argv) {
     const double t0 = pc_now();
     if (labels && res.first_row > 0) {
       double ignored;
-      if (strm_assign(&src, 0, res.first_row, centres, (int)k, res.block, labels, &ignored) != 0)
+      if (strm_assign(src, 0, res.first_row, centres, (int)k, res.block, labels, &ignored) != 0)
         pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     }
-    if (strm_assign(&src, res.first_row, res.rows, centres, (int)k, res.block, labels ? labels + res.first_row : NULL,
+    if (strm_assign(src, res.first_row, res.rows, centres, (int)k, res.block, labels ? labels + res.first_row : NULL,
                     &sse) != 0)
       pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     cost_s = pc_now() - t0;
@@ -140,7 +136,7 @@ int pc_cmd_stream(int argc, char **argv) {
   const pc_stats total = pc_stats_of(totals, (size_t)c.repeat);
   if (c.report) {
     pc_json j;
-    pc_json_run_header(&j, "stream", &dev, c.input, generated, n, d);
+    pc_json_run_header(&j, "stream", &dev, c.input, in.generated, n, d);
     pc_json_int(&j, "k", (long long)k);
     pc_json_str(&j, "mode", o.params.window ? "window" : "entire");
     pc_json_object(&j, "params");
@@ -166,7 +162,7 @@ int pc_cmd_stream(int argc, char **argv) {
     pc_json_object(&j, "timing");
     pc_json_int(&j, "repeat", c.repeat);
     pc_json_int(&j, "warmup", c.warmup);
-    pc_json_num(&j, "load_s", load_s);
+    pc_json_num(&j, "load_s", in.load_s);
     pc_json_stats(&j, "total_s", total);
     pc_json_phase_stats(&j, strm_phase_names, STRM_NPHASES, phases, c.repeat);
     pc_json_stats(&j, "query_s", pc_stats_of(queries, (size_t)c.repeat));
@@ -192,6 +188,6 @@ int pc_cmd_stream(int argc, char **argv) {
   free(totals);
   free(labels);
   free(centres);
-  pc_points_free(&loaded);
+  pc_points_free(&in.loaded);
   return PC_EXIT_OK;
 }

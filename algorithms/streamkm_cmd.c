@@ -82,14 +82,10 @@ int pc_cmd_streamkm(int argc, char **argv) {
 
   pc_device_info dev;
   pc_device_init(c.allow_host, c.threads, &dev);
-  pc_gen_spec spec;
-  pc_points loaded = {0, 0, NULL};
-  pc_stream src;
-  int generated;
-  double load_s;
-  if (pc_stream_open(c.input, c.raw_n, c.raw_d, &spec, &loaded, &generated, &load_s, &src) != 0)
-    pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-  const size_t n = src.n, d = src.d, k = (size_t)o.k;
+  pc_stream_input in;
+  if (pc_stream_open(c.input, c.raw_n, c.raw_d, &in) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  const pc_stream *src = &in.stream;
+  const size_t n = src->n, d = src->d, k = (size_t)o.k;
   const skm_params params = {(int)o.k, (size_t)o.chunk_size, (int)o.repetitions, (int)o.search_arity, c.seed};
 
   float *centres = pc_xalloc(k, d * sizeof *centres, "centres");
@@ -99,7 +95,7 @@ int pc_cmd_streamkm(int argc, char **argv) {
   skm_result res = {0};
   for (int run = -c.warmup; run < c.repeat; run++) {
     skm_result_free(&res);
-    if (skm_run(&src, &params, centres, &res) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    if (skm_run(src, &params, centres, &res) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     if (run < 0) continue;
     totals[run] = res.total_s;
     for (int p = 0; p < SKM_NPHASES; p++) phases[p][run] = res.phase_s[p];
@@ -111,7 +107,7 @@ int pc_cmd_streamkm(int argc, char **argv) {
   double cost = 0.0, assign_s = 0.0;
   if (assign) {
     const double t0 = pc_now();
-    if (skm_assign(&src, centres, (int)k, res.chunk_size, labels, &cost) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    if (skm_assign(src, centres, (int)k, res.chunk_size, labels, &cost) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     assign_s = pc_now() - t0;
   }
 
@@ -121,7 +117,7 @@ int pc_cmd_streamkm(int argc, char **argv) {
   pc_stats total = pc_stats_of(totals, (size_t)c.repeat);
   if (c.report) {
     pc_json j;
-    pc_json_run_header(&j, "streamkm", &dev, c.input, generated, n, d);
+    pc_json_run_header(&j, "streamkm", &dev, c.input, in.generated, n, d);
     pc_json_int(&j, "k", (long long)k);
     pc_json_object(&j, "params");
     pc_json_int(&j, "seed", (long long)c.seed);
@@ -136,7 +132,7 @@ int pc_cmd_streamkm(int argc, char **argv) {
     pc_json_object(&j, "timing");
     pc_json_int(&j, "repeat", c.repeat);
     pc_json_int(&j, "warmup", c.warmup);
-    pc_json_num(&j, "load_s", load_s);
+    pc_json_num(&j, "load_s", in.load_s);
     pc_json_stats(&j, "total_s", total);
     pc_json_phase_stats(&j, skm_phase_names, SKM_NPHASES, phases, c.repeat);
     pc_json_num(&j, "assign_s", assign_s);
@@ -157,6 +153,6 @@ int pc_cmd_streamkm(int argc, char **argv) {
   free(totals);
   free(labels);
   free(centres);
-  pc_points_free(&loaded);
+  pc_points_free(&in.loaded);
   return PC_EXIT_OK;
 }

@@ -16,19 +16,19 @@ static int read_loaded(void *ctx, size_t first, size_t rows, float *out) {
   return 0;
 }
 
-int pc_stream_open(const char *input, size_t raw_n, size_t raw_d, pc_gen_spec *spec, pc_points *loaded, int *generated,
-                   double *load_s, pc_stream *out) {
-  *generated = !strncmp(input, "gen:", 4);
-  *load_s = 0.0;
-  if (*generated) {
-    if (pc_gen_parse(input + 4, spec) != 0) return -1;
-    *out = (pc_stream){spec->n, spec->d, read_generated, spec};
+int pc_stream_open(const char *input, size_t raw_n, size_t raw_d, pc_stream_input *in) {
+  memset(in, 0, sizeof *in);
+  in->generated = !strncmp(input, "gen:", 4);
+  if (in->generated) {
+    if (pc_gen_parse(input + 4, &in->spec) != 0) return -1;
+    in->stream = (pc_stream){in->spec.n, in->spec.d, read_generated, &in->spec};
   } else {
     const double t0 = pc_now();
-    if (pc_read_points(input, raw_n, raw_d, loaded) != 0) return -1;
-    *load_s = pc_now() - t0;
-    *out = (pc_stream){loaded->n, loaded->d, read_loaded, loaded};
+    if (pc_read_points(input, raw_n, raw_d, &in->loaded) != 0) return -1;
+    in->load_s = pc_now() - t0;
+    in->stream = (pc_stream){in->loaded.n, in->loaded.d, read_loaded, &in->loaded};
   }
-  if (out->n > (size_t)PC_MAX_POINTS) return pc_fail("%zu points: at most %d are supported", out->n, PC_MAX_POINTS);
+  if (in->stream.n > (size_t)PC_MAX_POINTS)
+    return pc_fail("%zu points: at most %d are supported", in->stream.n, PC_MAX_POINTS);
   return 0;
 }

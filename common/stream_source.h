@@ -19,11 +19,18 @@ typedef struct {
   void *ctx;
 } pc_stream;
 
-/* The stream behind a command's INPUT: "gen:SPEC" (parsed into *spec, which must outlive the
- * stream; *generated = 1), else a file read whole into *loaded (raw_n, raw_d: the shape of raw
- * float32; *load_s: its reading time). At most PC_MAX_POINTS points. Returns 0, or -1 with a
- * pc_fail message. */
-int pc_stream_open(const char *input, size_t raw_n, size_t raw_d, pc_gen_spec *spec, pc_points *loaded, int *generated,
-                   double *load_s, pc_stream *out);
+/* A command's INPUT as a stream: the stream and what it reads from. Not to be copied once open
+ * (the stream points into it). */
+typedef struct {
+  pc_stream stream;
+  int generated;     /* 1: "gen:SPEC", rows produced on demand from spec */
+  pc_gen_spec spec;
+  pc_points loaded;  /* else the file, read whole (free with pc_points_free) */
+  double load_s;     /* the file's reading time */
+} pc_stream_input;
+
+/* Opens INPUT: "gen:SPEC", or a file (raw_n, raw_d: the shape of raw float32). At most
+ * PC_MAX_POINTS points. Returns 0, or -1 with a pc_fail message. */
+int pc_stream_open(const char *input, size_t raw_n, size_t raw_d, pc_stream_input *in);
 
 #endif
