@@ -67,10 +67,13 @@ def test_file_input_matches_the_generator(seq, work):
     assert np.array_equal(load_labels(work / "gen.l"), load_labels(work / "file.l"))
 
 
-# Variants must agree bit for bit: defaults, a short last chunk, and k = 200 (4800 points per
-# k-means# run: the weighting counts them in two windows of team-local counters).
+# Variants must agree bit for bit: defaults, a short last chunk, k = 200 (4800 points per
+# k-means# run: the weighting counts them in two windows of team-local counters), and Okuda's
+# A-ary wheel search (--search-arity), which must pick what the default binary search picks.
 AGREEMENT_CASES = [
     ("blobs:n=6000,d=5,centers=12,std=0.3,seed=11", ["-k", 12]),
+    ("blobs:n=6000,d=5,centers=12,std=0.3,seed=11", ["-k", 12, "--search-arity", 1024]),
+    ("uniform:n=3001,d=3,seed=2", ["-k", 7, "--chunk-size", 500, "--seed", 5, "--search-arity", 3]),
     ("uniform:n=3001,d=3,seed=2", ["-k", 7, "--chunk-size", 500, "--seed", 5]),
     ("uniform:n=5000,d=2,seed=6", ["-k", 200, "--chunk-size", 5000, "--repetitions", 1]),
 ]
@@ -90,6 +93,18 @@ def test_variants_agree(all_variants, work, spec, args):
         assert np.array_equal(got[1], first[1]), name
         assert np.array_equal(got[2], first[2]), name
         assert got[3] == first[3], name
+
+
+def test_search_arity_picks_the_same_points(seq, work):
+    """Every arity of the wheel's search keeps the same points, as the documented rule says."""
+    spec = "gen:uniform:n=3001,d=3,seed=2"
+    kept = []
+    for arity in (2, 3, 1024):
+        run_streamkm(seq, spec, "-k", 7, "--chunk-size", 500, "--search-arity", arity, "--kept", work / "k.txt",
+                     "--report", work / "r.json")
+        kept.append(load_kept(work / "k.txt"))
+        assert load_report(work / "r.json")["params"]["search_arity"] == arity
+    assert kept[0] == kept[1] == kept[2]
 
 
 def test_cost_close_to_lloyd_on_planted_clusters(seq, work):
