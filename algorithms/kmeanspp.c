@@ -26,13 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Points a work item of the distance pass takes. The CPU steps through KMPP_LANES neighbouring
- * points at once, so the loop over them becomes SIMD instructions (each point's sum still runs
- * over the dimensions in order: the same bits); a GPU thread takes one point, so that a warp
- * reads 32 neighbouring points of the dimension-major data. */
+/* Neighbouring points a work item of the distance passes takes. The CPU steps through
+ * KMPP_LANES points at once, so the loop over them becomes SIMD instructions (each point's sum
+ * still runs over the dimensions in order: the same bits); a GPU thread holds KMPP_LANES points
+ * in registers (see kmpp_lanes_in_registers), each chosen point's values then serving both. */
 #ifndef KMPP_LANES
 #if defined(PC_VARIANT_GPU)
-#define KMPP_LANES 1
+#define KMPP_LANES 2
 #else
 #define KMPP_LANES 8
 #endif
@@ -53,8 +53,13 @@
 #endif
 #define KMPP_UNROLL(count) PC_PRAGMA(clang loop unroll_count(count))
 #define KMPP_DIMENSION_LOOP KMPP_UNROLL(KMPP_UNROLL_DIMS)
+#ifndef KMPP_UNROLL_OFFSETS
+#define KMPP_UNROLL_OFFSETS 16
+#endif
+#define KMPP_OFFSETS_LOOP KMPP_UNROLL(KMPP_UNROLL_OFFSETS)
 #else
 #define KMPP_DIMENSION_LOOP
+#define KMPP_OFFSETS_LOOP
 #endif
 
 static size_t kmpp_blocks(size_t n) { return (n + PC_SCAN_BLOCK - 1) / PC_SCAN_BLOCK; }
@@ -132,6 +137,7 @@ DEV_FUNCS_BEGIN
  * offsets[blocks] = the total. */
 static inline void kmpp_run_offsets(const double *restrict sums, size_t blocks, double *restrict offsets) {
   double running = 0.0;
+  KMPP_OFFSETS_LOOP /* on the GPU unrolled, so that many loads are in flight before the first add waits */
   for (size_t b = 0; b < blocks; b++) {
     offsets[b] = running;
     running += sums[b];
@@ -198,35 +204,68 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
 }
 
 #if defined(PC_VARIANT_GPU)
-/* Dimensions a GPU thread keeps in registers: for d up to this, kmpp_masses loads a point once
- * instead of once per chosen point and compares it with two chosen points at a time. */
+/* The GPU's exception in both distance passes, for d <= KMPP_REG_DIMS: a thread loads its
+ * points once into registers, the team first copies the chosen points it compares them with to
+ * team-local memory (KMPP_REG_DIMS values each, zero beyond d), and every chosen point's values
+ * serve the thread's KMPP_LANES points. Without it a thread re-read its point for every chosen
+ * one and each chosen point's address came from a load of its index. */
 #ifndef KMPP_REG_DIMS
 #define KMPP_REG_DIMS 8
 #endif
 #ifndef KMPP_UNROLL_PICKS
 #define KMPP_UNROLL_PICKS 2
 #endif
+/* Chosen points a team stages at a time: all of a round's draws in the masses pass (more draws
+ * than this take the generic loop), a tile of the kept run's points in kmpp_nearest. */
+#ifndef KMPP_STAGE_PICKS
+#define KMPP_STAGE_PICKS 32
+#endif
+#ifndef KMPP_NEAREST_TILE
+#define KMPP_NEAREST_TILE 128
+#endif
+/* Points a team of kmpp_nearest takes (KMPP_NEAREST_POINTS / KMPP_LANES threads): small, since a
+ * chunk has only about 65536 points to spread over the GPU. */
+#ifndef KMPP_NEAREST_POINTS
+#define KMPP_NEAREST_POINTS 256
+#endif
 DEV_FUNCS_BEGIN
-/* min(best, D(i, c)^2) over the `count` points c of picked[], summed as kmpp_masses sums them
- * (in double, in dimension order), point i's d <= KMPP_REG_DIMS features held in registers. */
-static inline double kmpp_best_in_registers(const double *x, size_t i, size_t d, size_t ps, size_t ds, const long *picked,
-                                            int count, double best) {
-  double xi[KMPP_REG_DIMS];
-  KMPP_UNROLL(KMPP_REG_DIMS)
-  for (size_t j = 0; j < KMPP_REG_DIMS; j++) xi[j] = j < d ? x[i * ps + j * ds] : 0.0;
+/* Value v of a team's staged copy of chosen points: coordinate v % KMPP_REG_DIMS of point
+ * picked[v / KMPP_REG_DIMS], or 0 beyond d. */
+static inline double kmpp_staged_value(const double *x, const long *picked, size_t v, size_t d, size_t ps, size_t ds) {
+  const size_t q = v / KMPP_REG_DIMS, j = v % KMPP_REG_DIMS;
+  return j < d ? x[(size_t)picked[q] * ps + j * ds] : 0.0;
+}
+
+/* Points i0 .. i0 + lanes - 1 (features in registers) against the staged chosen points
+ * staged[q * KMPP_REG_DIMS ..], q < count: best[l] = min(best[l], D^2), summed in double in
+ * dimension order as the generic loops sum it (the same bits); with at != NULL, at[l] = first + q
+ * of the chosen point that last lowered best[l] (strictly: ties keep the earlier one). */
+static inline void kmpp_lanes_in_registers(const double *x, size_t i0, size_t lanes, size_t d, size_t ps, size_t ds,
+                                           const double *staged, int count, double *best, int *at, int first) {
+  double xi[KMPP_LANES][KMPP_REG_DIMS];
+  for (size_t l = 0; l < KMPP_LANES; l++) {
+    KMPP_UNROLL(KMPP_REG_DIMS)
+    for (size_t j = 0; j < KMPP_REG_DIMS; j++) xi[l][j] = j < d ? x[(i0 + (l < lanes ? l : 0)) * ps + j * ds] : 0.0;
+  }
   KMPP_UNROLL(KMPP_UNROLL_PICKS)
   for (int q = 0; q < count; q++) {
-    const double *c = x + (size_t)picked[q] * ps;
-    double s2 = 0.0;
+    const double *c = staged + (size_t)q * KMPP_REG_DIMS;
+    double s2[KMPP_LANES] = {0.0};
     KMPP_UNROLL(KMPP_REG_DIMS)
     for (size_t j = 0; j < KMPP_REG_DIMS; j++)
       if (j < d) {
-        const double diff = xi[j] - c[j * ds];
-        s2 += diff * diff;
+        const double cj = c[j];
+        for (size_t l = 0; l < KMPP_LANES; l++) {
+          const double diff = xi[l][j] - cj;
+          s2[l] += diff * diff;
+        }
       }
-    if (s2 < best) best = s2;
+    for (size_t l = 0; l < KMPP_LANES; l++)
+      if (s2[l] < best[l]) {
+        best[l] = s2[l];
+        if (at) at[l] = first + q;
+      }
   }
-  return best;
 }
 DEV_FUNCS_END
 #endif
@@ -253,13 +292,21 @@ static void kmpp_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh
     double *dist_e = dist + e * n;
     double mass[KMPP_TEAM_POINTS];
     TEAM_LOCAL(mass)
+#if defined(PC_VARIANT_GPU) /* exception: points in registers, the round's points staged (kmpp_lanes_in_registers) */
+    double staged[KMPP_STAGE_PICKS * KMPP_REG_DIMS];
+    TEAM_LOCAL(staged)
+    const int in_registers = d <= KMPP_REG_DIMS && count <= KMPP_STAGE_PICKS;
+    const size_t staged_values = in_registers ? (size_t)count * KMPP_REG_DIMS : 0;
+    TEAM_PAR_FOR()
+    for (size_t v = 0; v < staged_values; v++) staged[v] = kmpp_staged_value(x, picked, v, d, ps, ds);
+#endif
     TEAM_PAR_FOR()
     for (size_t i0 = begin; i0 < end; i0 += KMPP_LANES) {
       const size_t lanes = end - i0 < KMPP_LANES ? end - i0 : KMPP_LANES;
       double best[KMPP_LANES];
       for (size_t l = 0; l < KMPP_LANES; l++) best[l] = picked && l < lanes ? dist_e[i0 + l] : INFINITY;
-#if defined(PC_VARIANT_GPU) /* exception: the GPU keeps a short point in registers (see kmpp_best_in_registers) */
-      if (d <= KMPP_REG_DIMS) best[0] = kmpp_best_in_registers(x, i0, d, ps, ds, picked, count, best[0]);
+#if defined(PC_VARIANT_GPU)
+      if (in_registers) kmpp_lanes_in_registers(x, i0, lanes, d, ps, ds, staged, count, best, NULL, 0);
       else
 #endif
       for (int q = 0; q < count; q++) {
@@ -343,10 +390,55 @@ size_t kmpp_chosen_row(const kmpp_sampler *s, int run, size_t *chosen) {
   return count;
 }
 
+#if defined(PC_VARIANT_GPU)
+/* kmpp_nearest's GPU exception (d <= KMPP_REG_DIMS): a team takes KMPP_NEAREST_POINTS points
+ * and compares them with the chosen points KMPP_NEAREST_TILE at a time, staged in team-local
+ * memory; between tiles each point's best distance and position wait in team-local memory. */
+static void kmpp_nearest_in_registers(const kmpp_points *p, const long *row, size_t count, int *nearest) {
+  const double *x = p->x;
+  const size_t n = p->n, d = p->d, ps = p->point_stride, ds = p->dim_stride;
+  const size_t teams = (n + KMPP_NEAREST_POINTS - 1) / KMPP_NEAREST_POINTS;
+  PAR_TEAMS_FOR(num_teams(pc_device_teams((int)teams)) thread_limit(KMPP_NEAREST_POINTS / KMPP_LANES))
+  for (size_t t = 0; t < teams; t++) {
+    const size_t begin = t * KMPP_NEAREST_POINTS, end = begin + KMPP_NEAREST_POINTS < n ? begin + KMPP_NEAREST_POINTS : n;
+    double staged[KMPP_NEAREST_TILE * KMPP_REG_DIMS], best[KMPP_NEAREST_POINTS];
+    int at[KMPP_NEAREST_POINTS];
+    TEAM_LOCAL(staged)
+    TEAM_LOCAL(best)
+    TEAM_LOCAL(at)
+    for (size_t first = 0; first < count; first += KMPP_NEAREST_TILE) {
+      const size_t tile = count - first < KMPP_NEAREST_TILE ? count - first : KMPP_NEAREST_TILE;
+      TEAM_PAR_FOR()
+      for (size_t v = 0; v < tile * KMPP_REG_DIMS; v++) staged[v] = kmpp_staged_value(x, row + first, v, d, ps, ds);
+      TEAM_PAR_FOR()
+      for (size_t i0 = begin; i0 < end; i0 += KMPP_LANES) {
+        const size_t lanes = end - i0 < KMPP_LANES ? end - i0 : KMPP_LANES, slot = i0 - begin;
+        double lane_best[KMPP_LANES];
+        int lane_at[KMPP_LANES];
+        for (size_t l = 0; l < KMPP_LANES; l++) {
+          lane_best[l] = first && l < lanes ? best[slot + l] : INFINITY;
+          lane_at[l] = first && l < lanes ? at[slot + l] : 0;
+        }
+        kmpp_lanes_in_registers(x, i0, lanes, d, ps, ds, staged, (int)tile, lane_best, lane_at, (int)first);
+        for (size_t l = 0; l < lanes; l++) best[slot + l] = lane_best[l], at[slot + l] = lane_at[l];
+      }
+    }
+    TEAM_PAR_FOR()
+    for (size_t i = begin; i < end; i++) nearest[i] = count ? at[i - begin] : 0;
+  }
+}
+#endif
+
 void kmpp_nearest(const kmpp_points *p, const kmpp_sampler *s, int run, size_t count, int *nearest) {
   const double *x = p->x;
   const size_t n = p->n, d = p->d, ps = p->point_stride, ds = p->dim_stride;
   const long *row = s->chosen + (size_t)run * (size_t)s->rounds * (size_t)s->draws;
+#if defined(PC_VARIANT_GPU)
+  if (d <= KMPP_REG_DIMS) {
+    kmpp_nearest_in_registers(p, row, count, nearest);
+    return;
+  }
+#endif
   PAR_FOR() /* KMPP_LANES points per step, as in kmpp_masses */
   for (size_t i0 = 0; i0 < n; i0 += KMPP_LANES) {
     const size_t lanes = n - i0 < KMPP_LANES ? n - i0 : KMPP_LANES;

@@ -3,7 +3,8 @@
  *
  * Per chunk: the rows are read (or generated) into a host buffer and copied dimension-major
  * (Okuda section 3.2: a warp's threads read consecutive addresses); the copy goes to the device
- * once (DEV_ENTER) and stays there for the chunk's R runs of k-means#, which a kmeanspp.c
+ * once, into a buffer mapped for the whole call, and stays there for the chunk's R runs of
+ * k-means#, which a kmeanspp.c
  * sampler (opened once per call) runs together. The points of the cheapest run are then
  * weighted on the device by a two-level histogram (section 3.4): each team counts its block of
  * points into team-local memory, then adds those counts to the global ones. Only the chosen
@@ -167,7 +168,7 @@ int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_
   for (size_t i = 0; i < m; i++) ones[i] = 1.0f;
 
   double t0 = pc_now();
-  DEV_ENTER(map(to : ones[0 : m]) map(alloc : nearest[0 : m], served[0 : per_run]))
+  DEV_ENTER(map(to : ones[0 : m]) map(alloc : xt[0 : md], nearest[0 : m], served[0 : per_run]))
   result->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t0;
   size_t union_size = 0;
   rc = 0;
@@ -178,14 +179,11 @@ int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_
     double t1 = pc_now();
     result->phase_s[SKM_PHASE_GENERATION] += t1 - t0;
     if (rc) break;
-    DEV_ENTER(map(to : xt[0 : rows * d]))
+    DEV_UPDATE(to(xt[0 : rows * d])) /* into the chunk buffer mapped once, so no allocation per chunk */
     result->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t1;
     const kmpp_points chunk = {xt, ones, rows, d, 1, rows};
     const size_t count =
         skm_best_run(&chunk, &sampler, params->seed, c, costs, nearest, served, best_row, best_served, result->phase_s);
-    t0 = pc_now();
-    DEV_EXIT(map(delete : xt[0 : rows * d]))
-    result->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t0;
     for (size_t q = 0; q < count; q++) {
       result->kept_row[result->kept] = first + best_row[q];
       result->kept_weight[result->kept++] = best_served[q];
@@ -195,7 +193,7 @@ int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_
     }
   }
   t0 = pc_now();
-  DEV_EXIT(map(delete : ones[0 : m], nearest[0 : m], served[0 : per_run]))
+  DEV_EXIT(map(delete : ones[0 : m], xt[0 : md], nearest[0 : m], served[0 : per_run]))
   result->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t0;
   if (rc == 0 && union_size < (size_t)k)
     rc = pc_fail("streaming k-means: the chunks kept %zu weighted points, fewer than k = %d (the data has fewer than k "
