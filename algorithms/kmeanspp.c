@@ -32,7 +32,7 @@
  * in registers (see kmpp_lanes_in_registers), each chosen point's values then serving both. */
 #ifndef KMPP_LANES
 #if defined(PC_VARIANT_GPU)
-#define KMPP_LANES 2
+#define KMPP_LANES 1
 #else
 #define KMPP_LANES 8
 #endif
@@ -57,9 +57,14 @@
 #define KMPP_UNROLL_OFFSETS 16
 #endif
 #define KMPP_OFFSETS_LOOP KMPP_UNROLL(KMPP_UNROLL_OFFSETS)
+#ifndef KMPP_UNROLL_TAIL
+#define KMPP_UNROLL_TAIL 1
+#endif
+#define KMPP_TAIL_LOOP KMPP_UNROLL(KMPP_UNROLL_TAIL)
 #else
 #define KMPP_DIMENSION_LOOP
 #define KMPP_OFFSETS_LOOP
+#define KMPP_TAIL_LOOP
 #endif
 
 static size_t kmpp_blocks(size_t n) { return (n + PC_SCAN_BLOCK - 1) / PC_SCAN_BLOCK; }
@@ -220,6 +225,9 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
 #ifndef KMPP_STAGE_PICKS
 #define KMPP_STAGE_PICKS 32
 #endif
+#ifndef KMPP_MASSES_THREADS
+#define KMPP_MASSES_THREADS PC_GPU_THREADS
+#endif
 #ifndef KMPP_NEAREST_TILE
 #define KMPP_NEAREST_TILE 128
 #endif
@@ -283,7 +291,7 @@ static void kmpp_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh
   const size_t teams = spans * (size_t)s->runs;
   const int draws = s->draws;
   double *dist = s->dist, *wheel = s->wheel, *block_sums = s->block_sums;
-  PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams((int)teams)) thread_limit(PC_GPU_THREADS)))
+  PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams((int)teams)) thread_limit(KMPP_MASSES_THREADS)))
   for (size_t t = 0; t < teams; t++) {
     const size_t e = t / spans, begin = (t % spans) * KMPP_TEAM_POINTS;
     const size_t end = begin + KMPP_TEAM_POINTS < n ? begin + KMPP_TEAM_POINTS : n;
@@ -333,6 +341,7 @@ static void kmpp_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh
     for (size_t b = begin / PC_SCAN_BLOCK; b < (end - 1) / PC_SCAN_BLOCK + 1; b++) {
       const size_t lo = b * PC_SCAN_BLOCK, hi = lo + PC_SCAN_BLOCK < end ? lo + PC_SCAN_BLOCK : end;
       double running = 0.0; /* in order: the scan's additions */
+      KMPP_TAIL_LOOP
       for (size_t i = lo; i < hi; i++) {
         const double v = mass[i - begin];
         wheel[e * n + i] = running;
