@@ -155,11 +155,21 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
                      const double *uniforms, long *picks, size_t stride, int arity) {
   const size_t blocks = kmpp_blocks(n), parts = (size_t)arity, all = (size_t)runs * (size_t)draws;
   if (arity <= 2) { /* a team per run: one thread adds its offsets, then a thread per draw, binary search */
+    /* Runs of up to KMPP_PICK_STAGE blocks have their block totals copied to team-local memory
+     * by all the team's threads at once, and their offsets summed there: the one thread's
+     * additions then wait for no global load. */
+    const size_t staged = blocks <= KMPP_PICK_STAGE ? blocks : 0;
     PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams(runs)) thread_limit(32)))
     for (int e = 0; e < runs; e++) {
-      double *run_offsets = offsets + (size_t)e * (blocks + 1);
+      double sums[KMPP_PICK_STAGE], staged_offsets[KMPP_PICK_STAGE + 1];
+      TEAM_LOCAL(sums)
+      TEAM_LOCAL(staged_offsets)
+      const double *run_sums = block_sums + (size_t)e * blocks;
+      TEAM_PAR_FOR()
+      for (size_t b = 0; b < staged; b++) sums[b] = run_sums[b];
+      double *run_offsets = staged ? staged_offsets : offsets + (size_t)e * (blocks + 1);
       const double *local = wheel + (size_t)e * n;
-      kmpp_run_offsets(block_sums + (size_t)e * blocks, blocks, run_offsets);
+      kmpp_run_offsets(staged ? sums : run_sums, blocks, run_offsets);
       TEAM_PAR_FOR()
       for (int q = 0; q < draws; q++) {
         double target = 0.0, offset = 0.0;

@@ -14,19 +14,53 @@
 #if defined(PC_VARIANT_GPU)
 #include <dlfcn.h>
 
-/* Asks the CUDA driver for the name of device `ordinal`; libcuda is opened at run time so
- * the program has no link-time dependency on CUDA. */
+/* The CUDA driver, opened at run time so that the program has no link-time dependency on CUDA
+ * (NULL without one); cuInit done. */
+static void *cuda_driver(void) {
+  static void *lib;
+  static int tried;
+  if (tried) return lib;
+  tried = 1;
+  lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) lib = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
+  int (*cu_init)(unsigned) = lib ? (int (*)(unsigned))dlsym(lib, "cuInit") : NULL;
+  if (lib && (!cu_init || cu_init(0) != 0)) dlclose(lib), lib = NULL;
+  return lib;
+}
+
+/* Asks the CUDA driver for the name of device `ordinal`. */
 static void cuda_device_name(int ordinal, char *name, size_t len) {
   snprintf(name, len, "unknown GPU");
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) lib = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
+  void *lib = cuda_driver();
   if (!lib) return;
-  int (*cu_init)(unsigned) = (int (*)(unsigned))dlsym(lib, "cuInit");
   int (*cu_get)(int *, int) = (int (*)(int *, int))dlsym(lib, "cuDeviceGet");
   int (*cu_name)(char *, int, int) = (int (*)(char *, int, int))dlsym(lib, "cuDeviceGetName");
   int dev;
-  if (cu_init && cu_get && cu_name && cu_init(0) == 0 && cu_get(&dev, ordinal) == 0) cu_name(name, (int)len, dev);
-  dlclose(lib);
+  if (cu_get && cu_name && cu_get(&dev, ordinal) == 0) cu_name(name, (int)len, dev);
+}
+
+/* Host waits for the GPU spin instead of sleeping. LLVM 19's CUDA plugin gives the primary
+ * context CU_CTX_SCHED_BLOCKING_SYNC when it is the one to activate it, so the end of every
+ * synchronous target region put the host thread to sleep and woke it again: about 60 us a
+ * region on an H100 host, more than many kernels take. It leaves the flags of a context that is
+ * already active alone, so this activates every device's primary context first, with
+ * CU_CTX_SCHED_SPIN (kept until exit). PRAGMACLUST_GPU_WAIT=blocking keeps the plugin's choice. */
+static void cuda_spin_waits(void) {
+  const char *wait = getenv("PRAGMACLUST_GPU_WAIT");
+  if (wait && !strcmp(wait, "blocking")) return;
+  void *lib = cuda_driver();
+  if (!lib) return;
+  int (*cu_count)(int *) = (int (*)(int *))dlsym(lib, "cuDeviceGetCount");
+  int (*cu_get)(int *, int) = (int (*)(int *, int))dlsym(lib, "cuDeviceGet");
+  int (*cu_flags)(int, unsigned) = (int (*)(int, unsigned))dlsym(lib, "cuDevicePrimaryCtxSetFlags_v2");
+  int (*cu_retain)(void **, int) = (int (*)(void **, int))dlsym(lib, "cuDevicePrimaryCtxRetain");
+  int count = 0;
+  if (!cu_count || !cu_get || !cu_flags || !cu_retain || cu_count(&count) != 0) return;
+  for (int ordinal = 0; ordinal < count; ordinal++) {
+    int dev;
+    void *ctx;
+    if (cu_get(&dev, ordinal) == 0 && cu_flags(dev, 0x01 /* CU_CTX_SCHED_SPIN */) == 0) cu_retain(&ctx, dev);
+  }
 }
 #endif
 
@@ -64,6 +98,7 @@ void pc_device_init(int allow_host, int threads, pc_device_info *info) {
   snprintf(info->where, sizeof info->where, "host, %d OpenMP threads", info->threads);
 #else
   double t0 = pc_now();
+  cuda_spin_waits(); /* before the OpenMP runtime touches a device */
   int on_host = 1, devices = omp_get_num_devices();
   if (devices > 0) {
     /* The probe: if the device image was rejected, libomptarget runs this on the host. */
