@@ -48,6 +48,8 @@ typedef struct {
   double total_s;        /* whole run: h2d, iterations, d2h */
   double *iteration_s;   /* max_iter entries (caller-owned): time of each iteration */
   int splits;            /* ranges the centroids were split into per point (GPU: small n) */
+  const char *update_sums; /* how the update step summed the clusters: "whole-clusters",
+                              "by-dimension", "shared" (kmeans.c, km_plan_update) or "host" */
 } km_result;
 
 /*

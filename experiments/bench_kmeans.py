@@ -5,7 +5,8 @@ Runs `pragmaclust-<variant> kmeans gen:uniform:... --iterations N --warmup 1` fo
 and variant and prints, from the JSON reports: per-iteration time (median of the N timed
 iterations), GFLOP/s counted as 2nkd per iteration, the fraction of the float32 floor (2nkd at
 --peak-tflops, 60 for an H100/H200), and the phase split (assign = distances and labels;
-update = sums, counts, new centroids and the next distance tiles). When the gpu variant runs on
+update = sums, counts, new centroids and the next distance tiles; the last column names how the
+sums were taken, the report's update_sums). When the gpu variant runs on
 a GPU it adds rows for `--distance gemm` and `gemm-tf32` (the dot products from cuBLAS' SGEMM in
 float32 and TF32; --gemm no leaves them out; cuBLAS as the program finds it, see
 PRAGMACLUST_CUBLAS in the README). Where PyTorch with CUDA is importable it adds PyTorch fp32
@@ -38,7 +39,7 @@ def run_variant(binary, n, d, k, iterations, extra, name=None):
     t, its = rep["timing"], rep["iterations"]
     return {"name": name, "iteration_s": t["iteration_s"]["median"],
             "assign_s": t["phases_s"]["assign"]["median"] / its, "update_s": t["phases_s"]["update"]["median"] / its,
-            "device": rep["device"]["where"], "splits": rep.get("centroid_splits", 1)}, None
+            "device": rep["device"]["where"], "splits": rep.get("centroid_splits", 1), "sums": rep.get("update_sums")}, None
 
 
 def main():
@@ -97,15 +98,16 @@ def main():
             per_iter = res["iteration_s"]
             split = [f"{res[p] * 1e3:>9.3f}" if res[p] is not None else f"{'':>9}" for p in ("assign_s", "update_s")]
             where = res["device"] + (f", centroids in {res['splits']} ranges" if res.get("splits", 1) > 1 else "")
+            where += f", sums {res['sums']}" if res.get("sums") else ""
             print(f"{label:<24} {res['name']:<12} {per_iter * 1e3:>9.3f} {flop / per_iter * 1e-9:>8.0f} "
                   f"{floor_s / per_iter:>6.1%} {split[0]} {split[1]}  {where}")
             sys.stdout.flush()
             rows.append([n, d, k, res["name"], per_iter, flop / per_iter * 1e-9, floor_s / per_iter, res["assign_s"],
-                         res["update_s"], res["device"]])
+                         res["update_s"], res["device"], res.get("sums") or ""])
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["n", "d", "k", "impl", "iteration_s", "gflops", "floor_fraction", "assign_s", "update_s", "where"])
+            w.writerow(["n", "d", "k", "impl", "iteration_s", "gflops", "floor_fraction", "assign_s", "update_s", "where", "update_sums"])
             w.writerows(rows)
 
 

@@ -4,6 +4,7 @@ and the report.
 
 Every variant is run on this GPU-less machine; the gpu one with --allow-host (conftest.py).
 """
+import functools
 import json
 import os
 
@@ -93,8 +94,8 @@ def test_matches_reference(variant, work, seed, d, k):
     assert rep["n"] == n and rep["d"] == d and rep["k"] == k
 
 
-# Shapes beyond the small cases: k * (d + 1) above the 4096 team-local sums (global sums
-# instead), several 16/32-centroid tiles, far from the origin (the dot form's shift).
+# Shapes beyond the small cases: k * (d + 1) above the 4096 team-local sums (summed by
+# dimension instead), several 16/32-centroid tiles, far from the origin (the dot form's shift).
 BIG_CASES = [(40, 120, 0.0), (7, 700, 0.0), (3, 50, 1e4)]
 
 
@@ -110,6 +111,44 @@ def test_matches_reference_larger(variant, work, d, k, origin, distance):
     assert rep["iterations"] == ref_iter and rep["converged"] is ref_conv
     assert rel(rep["sse"], ref_sse) <= 1e-4
     np.testing.assert_allclose(cent, ref_cent, rtol=1e-5, atol=1e-4 * np.abs(x - origin).max())
+
+
+# The update step's ways of summing the clusters (kmeans.c, km_plan_update), as the report
+# names them: whole clusters while k * (d + 1) <= 4096 doubles; by dimension while k <= 4096,
+# in one range of points per dimension, or, for omp with 4 threads and d + 1 = 2 dimensions, in
+# two ranges whose sums are added with atomics; shared sums beyond k = 4096.
+UPDATE_CASES = [(3, 50, "whole-clusters"), (40, 120, "by-dimension"), (1, 2100, "by-dimension"), (1, 4100, "shared")]
+
+
+@functools.lru_cache(maxsize=None)
+def update_case(d, k):
+    """(points, initial centroids, reference result): computed once for all variants (the
+    reference takes 6 s at k = 4100)."""
+    x = separated_data(d * 1000 + k, 3 * k, d, k)
+    init = random_rows(x, k, 2)
+    return x, init, lloyd(x, init)
+
+
+@pytest.mark.parametrize("d,k,method", UPDATE_CASES, ids=[f"d{d}-k{k}-{m}" for d, k, m in UPDATE_CASES])
+def test_update_methods_match_reference(variant, work, d, k, method):
+    x, init, (ref_labels, ref_cent, ref_sse, ref_iter, ref_conv) = update_case(d, k)
+    labels, cent, rep = kmeans(variant, work, write_points(work / "x.txt", x), k, init, "--threads", 4)
+    assert rep["update_sums"] == method
+    assert_labels_equal(labels, ref_labels, f"{variant.name} vs reference")
+    assert rep["iterations"] == ref_iter and rep["converged"] is ref_conv
+    assert rel(rep["sse"], ref_sse) <= 1e-5
+    np.testing.assert_allclose(cent, ref_cent, rtol=1e-5, atol=1e-4 * np.abs(x).max())
+
+
+@pytest.mark.parametrize("d,k,method", UPDATE_CASES, ids=[f"d{d}-k{k}-{m}" for d, k, m in UPDATE_CASES])
+def test_update_methods_sanitizer_clean(asan, work, d, k, method):
+    """The same runs in the sanitizer build: every team-local sum stays inside its array."""
+    x, init, _ = update_case(d, k)
+    init_path = write_points(work / "init.txt", init)
+    rc, out, err = asan.run("kmeans", write_points(work / "x.txt", x), "-k", k, "--init", init_path, "--report", "-",
+                            "--quiet")
+    assert rc == 0 and err == "", err
+    assert json.loads(out)["update_sums"] == method
 
 
 def test_empty_cluster_and_ties(variant, work):
