@@ -99,12 +99,6 @@ void kmpp_nearest(const kmpp_points *p, const kmpp_sampler *s, int run, size_t c
 void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offsets, size_t n, int runs, int draws,
                      const double *uniforms, long *picks, size_t stride, int arity);
 
-/* Runs of up to this many blocks have kmpp_wheel_pick sum their offsets in team-local memory
- * (2 x 8 KB); longer ones in the offsets array. */
-#ifndef KMPP_PICK_STAGE
-#define KMPP_PICK_STAGE 1024
-#endif
-
 /* Parts per level of the wheel's search: 2, a thread per draw with a binary search, in every
  * variant (on an H100 the team per run that serves its draws beat Okuda's team of 1024 threads
  * per draw, which --search-arity 1024 keeps). */

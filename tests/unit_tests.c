@@ -845,7 +845,7 @@ static void fill_masses(double *mass, size_t n, int pattern) {
 }
 
 static void test_wheel_pick(void) {
-  const size_t sizes[] = {1, 2, 3, 7, 100, 256, 257, 2048, 5000, KMPP_PICK_STAGE * PC_SCAN_BLOCK + 5}; /* last: offsets unstaged */
+  const size_t sizes[] = {1, 2, 3, 7, 100, 256, 257, 2048, 5000, 8 * PC_SCAN_BLOCK * 3 + 5}; /* last: 3 batches of offsets + 1 */
   const int arities[] = {2, 3, 5, 1024};
   enum { RUNS = 2, TARGETS = 64, PATTERNS = 5 };
   int mismatches = 0, zero_mass_picks = 0, cases = 0;
