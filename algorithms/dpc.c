@@ -28,12 +28,12 @@
  * exact whenever one is found there, since every point closer than d_c was a candidate), and only
  * when there is none by a branch-and-bound search of the whole tree (nearer child first, subtrees
  * whose densest point is not denser skipped by a per-node maximum of the density key).
- * --rho-search / --delta-search leaf (section 4.1: "points of one leaf processed together"): one
- * team per leaf (PAR_TEAMS_FOR); the leaves a ball around the leaf reaches are found once by its
- * first thread, staged in team memory (TEAM_LOCAL) round by round, and searched by its threads,
- * one per point (TEAM_PAR_FOR), with the same tests, so both give the same values. They live in
- * dpc_leaf.c (dpc_tree.h says why). From-scratch runs only: incremental batches always search per
- * point.
+ * --rho-search / --delta-search leaf (section 4.1: "points of one leaf processed together"): the
+ * leaves a ball around each leaf reaches are listed once (a walk by one thread per leaf, into one
+ * compact list that both searches use); then one team per leaf (PAR_TEAMS_FOR) stages them in
+ * team memory (TEAM_LOCAL) round by round and its threads, one per point (TEAM_PAR_FOR), search
+ * them with the same tests, so both give the same values. They live in dpc_leaf.c (dpc_tree.h
+ * says why). From-scratch runs only: incremental batches always search per point.
  * Labels (section 4.3): peaks selected on the device (a gamma threshold found by counting passes
  * from a sampled guess; only the candidates are copied back and sorted), then pointer jumping
  * along the dependent points.
@@ -891,7 +891,7 @@ static long assign_labels(dpc_state *s, double *transfer_s) {
 }
 
 static void state_free(dpc_state *s) {
-  dpc_leaf_balls_free(s);
+  dpc_leaf_free(s);
   tree_free(s);
   free(s->rho), free(s->dep), free(s->label), free(s->ptr_a), free(s->ptr_b), free(s->rank), free(s->delta2);
   free(s->key), free(s->okey), free(s->changed), free(s->global), free(s->alive), free(s->dead_host), free(s->work), free(s->leaf_of), free(s->lnew);
@@ -972,7 +972,7 @@ dpc_state *dpc_open(const float *x, size_t n, size_t capacity, size_t d, const d
   t1 = pc_now();
   res->phase_s[DPC_PHASE_RHO] += t1 - t0;
   res->global_searches = compute_delta(s, 0);
-  dpc_leaf_balls_free(s);
+  dpc_leaf_free(s);
   t0 = pc_now();
   res->phase_s[DPC_PHASE_DELTA] += t0 - t1;
   res->clusters = assign_labels(s, &res->phase_s[DPC_PHASE_TRANSFERS]);

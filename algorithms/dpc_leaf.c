@@ -4,20 +4,35 @@
  * variants (common/par.h). See dpc.c for the tree and the point searches, and dpc_tree.h for why
  * these kernels live apart.
  *
- * Parallel strategy: first every leaf's ball (one thread per leaf); then one team per leaf
- * (PAR_TEAMS_FOR, 32 threads on the GPU): its first thread walks the tree once with the leaf's
- * ball widened by d_c and lists the leaves that may hold a neighbour of any of its points; round
- * by round up to DPC_LEAF_LIST of them are staged in team memory (TEAM_LOCAL) and the team's
- * threads, one per point of the leaf (TEAM_PAR_FOR), search them with the point method's tests,
- * so every variant and method gives the same rho, delta and dependent points.
+ * Parallel strategy: passes of one thread per leaf (PAR_FOR) find what a leaf's points share,
+ * then one team per leaf searches with it.
+ *  1. Every leaf's ball (leaf_balls).
+ *  2. Every leaf's candidate leaves (leaf_lists), the paper's cover_leaves of its points: the
+ *     leaves that its ball widened by d_c reaches (the walk of vpt_leaves_near) and whose own balls
+ *     come that near. One compact list for all leaves: a counting walk, a prefix sum of the counts
+ *     (pc_exclusive_scan), a filling walk. rho and delta share it; delta then keeps in each leaf's
+ *     list the leaves denser than the leaf's least dense point, the densest first (dense_lists).
+ *  3. One team per leaf (PAR_TEAMS_FOR, 32 threads on the GPU) takes its list in rounds of up to
+ *     DPC_LEAF_LIST leaves: their points are staged in team memory (TEAM_LOCAL) by all its threads
+ *     (TEAM_PAR_FOR), then its threads, one per point of the leaf (TEAM_PAR_FOR), search them with
+ *     the point method's tests, so every variant and method gives the same rho, delta and
+ *     dependent points. delta keeps each point's best so far in team memory between rounds.
+ * The team kernels compute nothing between their parallel loops but the rounds' bounds, which
+ * every thread reads from the list's offsets in global memory, and their parallel loops take
+ * every scalar by value (default(firstprivate)): the SPMD form that clang gives these kernels on
+ * the GPU then hands no value from one thread to the others. (The earlier form, a walk inside the
+ * team kernel whose results decided the rounds, hung or faulted on an H100.)
+ *
+ * Distance computations (the report's count): the walks' vantage distances and ball tests, of the
+ * counting walk and of the filling walk, each leaf's ball (a distance per pair of its points), and
+ * in the team kernels one per ball test and one per point compared.
  */
 #include "dpc_tree.h"
+#include "scan.h"
 
-/* Every leaf's ball for the per-leaf searches (once per from-scratch run; dpc_leaf_balls_free releases
- * them): its centre, the member whose farthest member is nearest (lctr: its slot in the leaf),
- * and the radius reaching its farthest member (lrad). */
+/* Every leaf's ball (leaf_lists' first pass): its centre, the member whose farthest member is
+ * nearest (lctr: its slot in the leaf), and the radius reaching its farthest member (lrad). */
 static void leaf_balls(dpc_state *s) {
-  if (s->lctr) return;
   const size_t nleaves = s->nleaves, d = s->d;
   const float *xs = s->xs;
   const int *ids = s->ids, *lcount = s->lcount;
@@ -46,117 +61,236 @@ static void leaf_balls(dpc_state *s) {
   s->lctr = lctr, s->lrad = lrad, s->nballs = nleaves;
 }
 
-void dpc_leaf_balls_free(dpc_state *s) {
-  if (!s->lctr) return;
-  int *lctr = s->lctr;
+void dpc_leaf_free(dpc_state *s) {
+  if (!s->lnear) return;
+  int *lctr = s->lctr, *lnear = s->lnear;
   double *lrad = s->lrad;
-  DPC_DEVICE_ONLY const size_t nb = s->nballs;
-  DEV_EXIT(map(delete : lctr[0 : nb], lrad[0 : nb]))
-  free(lctr), free(lrad);
-  s->lctr = NULL, s->lrad = NULL;
+  long *lnoff = s->lnoff;
+  DPC_DEVICE_ONLY const size_t nb = s->nballs, nn = s->nnear;
+  DEV_EXIT(map(delete : lctr[0 : nb], lrad[0 : nb], lnear[0 : nn], lnoff[0 : nb + 1]))
+  free(lctr), free(lrad), free(lnear), free(lnoff);
+  s->lctr = NULL, s->lrad = NULL, s->lnear = NULL, s->lnoff = NULL;
 }
 
-/* rho of every point from scratch, per leaf (--rho-search leaf; GDPC section 4.1). With every
- * leaf's ball, one team per leaf: every neighbour of its points lies within r + d_c of its centre,
- * so the leaves that ball reaches (one walk, by the team's first thread) and whose own balls come
- * that near hold them all. Round by round, up to DPC_LEAF_LIST of those leaves are staged in team
- * memory and each thread counts its point's neighbours there (leaves whose ball is farther than
- * d_c from the point skipped) by the point method's test, d2 < dc2 on the same leaf copies: rho is
- * the same. */
-void dpc_rho_by_leaf(dpc_state *s) {
-  const size_t d = s->d;
-  const double dc = s->dc, dc2 = s->dc2;
+DEV_FUNCS_BEGIN
+
+/* A lower bound of the distance from q to any point of leaf o: from q to o's centre, less o's
+ * radius. */
+static inline double leaf_gap(const float *q, const float *xs, const int *lctr, const double *lrad, int o, size_t d) {
+  return sqrt(dpc_d2(q, xs + ((size_t)o * VPT_LEAF + (size_t)lctr[o]) * d, d)) - lrad[o];
+}
+
+/* The candidate leaves of a non-empty leaf: the leaves its ball widened by d_c reaches whose own
+ * balls come that near, so every point within d_c of one of its points lies in one of them.
+ * Writes them to out in the walk's order (unless out is NULL: counting only); returns their
+ * number. *ndist receives the vantage distances and the ball tests. */
+static inline long leaf_candidates(const vpt_view *v, const int *lctr, const double *lrad, size_t leaf, double dc,
+                                   int *out, long *ndist) {
+  const size_t d = v->d;
+  const float *centre = v->xs + (leaf * VPT_LEAF + (size_t)lctr[leaf]) * d;
+  const double reach = lrad[leaf] + dc;
+  int stack[VPT_STACK], found[DPC_LEAF_LIST]; /* the walk hands its leaves over DPC_LEAF_LIST at a time */
+  int top = 0;
+  long nc = 0, nd = 0;
+  stack[top++] = 0;
+  while (top > 0) {
+    const int nf = vpt_leaves_near(v, centre, reach, stack, &top, found, DPC_LEAF_LIST, &nd);
+    for (int f = 0; f < nf; f++) {
+      nd++;
+      if (!vpt_may_hold(leaf_gap(centre, v->xs, lctr, lrad, found[f], d), reach)) continue;
+      if (out) out[nc] = found[f];
+      nc++;
+    }
+  }
+  *ndist += nd;
+  return nc;
+}
+
+/* Sorts a[0..m) by key[a[i]], largest first, in place (heapsort: a heap with the smallest key at
+ * its root, which goes to the end). */
+static inline void sift_down(int *a, int root, int m, const unsigned long long *key) {
+  for (;;) {
+    int child = 2 * root + 1;
+    if (child >= m) return;
+    if (child + 1 < m && key[a[child + 1]] < key[a[child]]) child++;
+    if (!(key[a[child]] < key[a[root]])) return;
+    const int t = a[root];
+    a[root] = a[child];
+    a[child] = t;
+    root = child;
+  }
+}
+static inline void sort_largest_first(int *a, int m, const unsigned long long *key) {
+  for (int r = m / 2 - 1; r >= 0; r--) sift_down(a, r, m, key);
+  for (int end = m - 1; end > 0; end--) {
+    const int t = a[0];
+    a[0] = a[end];
+    a[end] = t;
+    sift_down(a, 0, end, key);
+  }
+}
+
+/* Element e of a round's staging: the round's leaves cand[] one after the other, each at the
+ * stride of a full leaf (per_leaf floats), consecutive threads on consecutive floats; a leaf's
+ * free slots are left alone. */
+static inline void stage_float(float *stage, const float *xs, const int *lcount, const int *cand, size_t per_leaf,
+                               size_t d, size_t e) {
+  const size_t c = e / per_leaf, w = e % per_leaf;
+  if (w < (size_t)lcount[cand[c]] * d) stage[e] = xs[(size_t)cand[c] * per_leaf + w];
+}
+
+DEV_FUNCS_END
+
+/* Every leaf's ball and candidate leaves (leaf_candidates), once per from-scratch run (both
+ * searches use them; dpc_leaf_free releases them): leaf l's are lnear[lnoff[l] .. lnoff[l + 1]),
+ * in the walk's order. One thread per leaf counts them, a prefix sum places them, and the same
+ * walk again writes them: the list is compact and the same in every variant. It holds an int per
+ * leaf and candidate: nleaves^2 at most, when d_c spans the data. */
+static void leaf_lists(dpc_state *s) {
+  if (s->lnear) return;
+  leaf_balls(s);
+  const size_t d = s->d, ninternal = s->ninternal, nleaves = s->nleaves;
+  const double dc = s->dc;
   const float *x = s->x, *xs = s->xs;
-  int *rho = s->rho;
-  const unsigned char *alive = s->alive, *flag = s->flag, *changed = s->changed;
-  long *work = s->work;
-  const int *ids = s->ids, *lcount = s->lcount, *vp = s->vp;
+  const int *rho = s->rho, *ids = s->ids, *lcount = s->lcount, *vp = s->vp;
   const unsigned long long *lmax2 = s->lmax2, *rmin2 = s->rmin2, *maxkey = s->maxkey, *skey = s->skey;
   DPC_DEVICE_ONLY const unsigned long long *minokey = s->minokey, *okey = s->okey;
-  const size_t ninternal = s->ninternal, nslots = s->nslots;
-  const size_t nleaves = s->nleaves, per_leaf = VPT_LEAF * d;
-  leaf_balls(s);
+  const unsigned char *flag = s->flag, *changed = s->changed, *alive = s->alive;
   const int *lctr = s->lctr;
   const double *lrad = s->lrad;
+  long *work = s->work;
+  long *lnoff = pc_xalloc(nleaves + 1, sizeof *lnoff, "candidate leaf offsets");
+  DEV_ENTER(map(alloc : lnoff[0 : nleaves + 1]))
+  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  for (size_t leaf = 0; leaf <= nleaves; leaf++) { /* the entry after the last leaf (0) takes the total */
+    long nc = 0;
+    if (leaf < nleaves && lcount[leaf] > 0) {
+      const vpt_view v = VPT_VIEW;
+      long nd = 0;
+      nc = leaf_candidates(&v, lctr, lrad, leaf, dc, NULL, &nd);
+      work[ids[leaf * VPT_LEAF]] += nd;
+    }
+    lnoff[leaf] = nc;
+  }
+  const long total = pc_exclusive_scan(lnoff, nleaves + 1);
+  int *lnear = pc_xalloc((size_t)total, sizeof *lnear, "candidate leaves");
+  DEV_ENTER(map(alloc : lnear[0 : total]))
+  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  for (size_t leaf = 0; leaf < nleaves; leaf++) {
+    if (lcount[leaf] == 0) continue;
+    const vpt_view v = VPT_VIEW;
+    long nd = 0;
+    leaf_candidates(&v, lctr, lrad, leaf, dc, lnear + lnoff[leaf], &nd);
+    work[ids[leaf * VPT_LEAF]] += nd;
+  }
+  s->lnear = lnear, s->lnoff = lnoff, s->nnear = (size_t)total;
+}
+
+/* Candidate leaves a team takes per round: as many as its team memory stages (at most
+ * DPC_LEAF_LIST), or DPC_LEAF_LIST when a leaf is too wide to stage (read in place). */
+static int round_leaves(size_t per_leaf) {
+  if (per_leaf > DPC_STAGE_FLOATS) return DPC_LEAF_LIST;
+  return DPC_STAGE_FLOATS / per_leaf < DPC_LEAF_LIST ? (int)(DPC_STAGE_FLOATS / per_leaf) : DPC_LEAF_LIST;
+}
+
+/* rho of every point from scratch, per leaf (--rho-search leaf; GDPC section 4.1). Every
+ * neighbour of a leaf's points lies in its candidate leaves (leaf_lists). One team per leaf takes
+ * them round by round, staged in team memory; each thread counts its point's neighbours there
+ * (leaves whose ball is farther than d_c from the point skipped) by the point method's test,
+ * d2 < dc2 on the same leaf copies: rho is the same. */
+void dpc_rho_by_leaf(dpc_state *s) {
+  const size_t d = s->d, nleaves = s->nleaves, nslots = s->nslots, per_leaf = VPT_LEAF * d;
+  const double dc = s->dc, dc2 = s->dc2;
+  const float *xs = s->xs;
+  const int *ids = s->ids, *lcount = s->lcount;
+  int *rho = s->rho;
+  long *work = s->work;
+  leaf_lists(s);
+  const int *lctr = s->lctr, *lnear = s->lnear;
+  const double *lrad = s->lrad;
+  const long *lnoff = s->lnoff;
   PAR_FOR()
   for (size_t sl = 0; sl < nslots; sl++)
     if ((int)(sl % VPT_LEAF) < lcount[sl / VPT_LEAF]) rho[ids[sl]] = 0;
-  const int staged = per_leaf <= DPC_STAGE_FLOATS;
-  const int chunk = staged ? (DPC_STAGE_FLOATS / per_leaf < DPC_LEAF_LIST ? (int)(DPC_STAGE_FLOATS / per_leaf) : DPC_LEAF_LIST) : 1;
+  const int staged = per_leaf <= DPC_STAGE_FLOATS, chunk = round_leaves(per_leaf);
   DPC_DEVICE_ONLY const int teams = pc_device_teams(nleaves < INT_MAX ? (int)nleaves : INT_MAX);
   PAR_TEAMS_FOR(GPU_ONLY(num_teams(teams) thread_limit(VPT_LEAF)))
   for (size_t leaf = 0; leaf < nleaves; leaf++) {
-    const int cnt = lcount[leaf];
-    if (cnt == 0) continue;
-    const size_t base = leaf * VPT_LEAF;
-    int cand[DPC_LEAF_LIST], coff[DPC_LEAF_LIST + 1];
-    TEAM_LOCAL(cand)
-    TEAM_LOCAL(coff)
     float stage[DPC_STAGE_FLOATS];
     TEAM_LOCAL(stage)
-    const vpt_view v = VPT_VIEW;
-    const float *centre = xs + (base + (size_t)lctr[leaf]) * d;
-    const double reach = lrad[leaf] + dc;
-    long nd = 0;
-    int stack[VPT_STACK];
-    int top = 0;
-    stack[top++] = 0;
-    while (top > 0) {
-      int found[DPC_LEAF_LIST]; /* the first thread's */
-      const int nf = vpt_leaves_near(&v, centre, reach, stack, &top, found, chunk, &nd);
-      int nc = 0;
-      coff[0] = 0;
-      for (int f = 0; f < nf; f++) { /* the balls of the leaves found: near enough? */
-        const int o = found[f];
-        nd++;
-        const double e = sqrt(dpc_d2(centre, xs + ((size_t)o * VPT_LEAF + (size_t)lctr[o]) * d, d));
-        if (!vpt_may_hold(e - lrad[o], reach)) continue;
-        cand[nc] = o;
-        coff[nc + 1] = coff[nc] + lcount[o];
-        nc++;
-      }
-      if (nc == 0) continue;
-      if (staged) {
-        TEAM_PAR_FOR()
-        for (size_t e = 0; e < (size_t)nc * per_leaf; e++) { /* leaf by leaf, consecutive threads consecutive floats */
-          const size_t c = e / per_leaf, w = e % per_leaf;
-          if (w < (size_t)(coff[c + 1] - coff[c]) * d) stage[(size_t)coff[c] * d + w] = xs[(size_t)cand[c] * per_leaf + w];
-        }
-      }
-      TEAM_PAR_FOR()
+    const size_t base = leaf * VPT_LEAF;
+    const int cnt = lcount[leaf], ncand = (int)(lnoff[leaf + 1] - lnoff[leaf]);
+    for (int r = 0; r < ncand; r += chunk) { /* bounds from global memory: every thread the same rounds */
+      const int nc = ncand - r < chunk ? ncand - r : chunk;
+      const int *cand = lnear + lnoff[leaf] + r;
+      const size_t nstage = staged ? (size_t)nc * per_leaf : 0;
+      /* scalars by value: on the GPU no thread hands them to the others through team memory */
+      TEAM_PAR_FOR(default(firstprivate) shared(stage))
+      for (size_t e = 0; e < nstage; e++) stage_float(stage, xs, lcount, cand, per_leaf, d, e);
+      TEAM_PAR_FOR(default(firstprivate) shared(stage))
       for (int t = 0; t < cnt; t++) {
         const size_t sl = base + (size_t)t;
         const float *q = xs + sl * d;
         int c = 0;
         long m = 0;
         for (int k = 0; k < nc; k++) {
-          const int o = cand[k], len = coff[k + 1] - coff[k];
+          const int o = cand[k], len = lcount[o];
           m++;
-          const double e = sqrt(dpc_d2(q, xs + ((size_t)o * VPT_LEAF + (size_t)lctr[o]) * d, d));
-          if (!vpt_may_hold(e - lrad[o], dc)) continue; /* no point of leaf o within d_c */
+          if (!vpt_may_hold(leaf_gap(q, xs, lctr, lrad, o, d), dc)) continue; /* no point of leaf o within d_c */
           m += len;
           if (staged)
-            for (int u = 0; u < len; u++) c += dpc_d2(q, stage + (size_t)(coff[k] + u) * d, d) < dc2;
+            for (int u = 0; u < len; u++) c += dpc_d2(q, stage + ((size_t)k * VPT_LEAF + (size_t)u) * d, d) < dc2;
           else
-            for (int u = 0; u < len; u++) c += dpc_d2(q, xs + (size_t)o * per_leaf + (size_t)u * d, d) < dc2;
+            for (int u = 0; u < len; u++) c += dpc_d2(q, xs + ((size_t)o * VPT_LEAF + (size_t)u) * d, d) < dc2;
         }
         rho[ids[sl]] += c;
         work[ids[sl]] += m;
       }
     }
-    work[ids[base]] += nd;
   }
 }
 
+/* delta's candidate leaves, in place (after rho: the lists are not needed unfiltered again): each
+ * leaf's list keeps the leaves holding a point denser than the leaf's least dense one (maxkey
+ * above its least key), the densest first (GDPC section 4.2 sorts the candidates by density; the
+ * keys are distinct). Returns their number per leaf (nleaves entries, on the device). */
+static int *dense_lists(dpc_state *s) {
+  const size_t ninternal = s->ninternal, nleaves = s->nleaves;
+  const int *ids = s->ids, *lcount = s->lcount;
+  const unsigned long long *key = s->key, *maxkey = s->maxkey;
+  int *lnear = s->lnear;
+  const long *lnoff = s->lnoff;
+  int *lndense = pc_xalloc(nleaves, sizeof *lndense, "denser candidate leaves");
+  DEV_ENTER(map(alloc : lndense[0 : nleaves]))
+  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  for (size_t leaf = 0; leaf < nleaves; leaf++) {
+    const unsigned long long *leafkey = maxkey + ninternal;
+    unsigned long long kmin = ~0ULL;
+    for (int t = 0; t < lcount[leaf]; t++) {
+      const unsigned long long k = key[ids[leaf * VPT_LEAF + (size_t)t]];
+      kmin = k < kmin ? k : kmin;
+    }
+    int *list = lnear + lnoff[leaf];
+    const int len = (int)(lnoff[leaf + 1] - lnoff[leaf]);
+    int m = 0;
+    for (int k = 0; k < len; k++)
+      if (leafkey[list[k]] > kmin) list[m++] = list[k];
+    sort_largest_first(list, m, leafkey);
+    lndense[leaf] = m;
+  }
+  return lndense;
+}
+
 /* delta and dep of every point from scratch, per leaf (GDPC section 4.2 with a leaf's points
- * together; --delta-search leaf). One team per leaf takes the candidate leaves of rho's per-leaf
- * search (every point within d_c of one of its points), less those without a point denser than
- * the leaf's least dense one, the densest first in each round. Each thread keeps its point's
- * nearest denser candidate (ties to the lower id), skipping the leaves whose ball cannot hold a
- * point nearer than both d_c and the best so far, and the rest of a round's leaves once they hold
- * no denser point. Closer than d_c, it is the point method's answer (every point that close was a
- * candidate); otherwise the whole tree is searched from it, the point method's global search,
- * which ends at the same point (a better start prunes more). */
+ * together; --delta-search leaf). One team per leaf takes its candidate leaves (every point within
+ * d_c of one of its points; dense_lists: only those with a point denser than the leaf's least
+ * dense one, the densest first) round by round, staged in team memory. Each thread keeps its
+ * point's nearest denser candidate (ties to the lower id) in team memory, skipping the leaves
+ * whose ball cannot hold a point nearer than both d_c and the best so far, and the rest of the
+ * list once a leaf holds no denser point. Closer than d_c, it is the point method's answer (every
+ * point that close was a candidate); otherwise the whole tree is searched from it, the point
+ * method's global search, which ends at the same point (a better start prunes more). Releases
+ * the balls and lists at its end (their filtering is delta's). */
 void dpc_delta_by_leaf(dpc_state *s) {
   const size_t d = s->d, ninternal = s->ninternal, nleaves = s->nleaves, per_leaf = VPT_LEAF * d;
   const double dc = s->dc, dc2 = s->dc2;
@@ -169,68 +303,35 @@ void dpc_delta_by_leaf(dpc_state *s) {
   double *delta2 = s->delta2;
   unsigned char *global = s->global;
   long *work = s->work;
-  leaf_balls(s);
-  const int *lctr = s->lctr;
+  leaf_lists(s);
+  int *lndense = dense_lists(s);
+  const int *lctr = s->lctr, *lnear = s->lnear;
   const double *lrad = s->lrad;
-  const int staged = per_leaf <= DPC_STAGE_FLOATS;
-  const int chunk = staged ? (DPC_STAGE_FLOATS / per_leaf < DPC_LEAF_LIST ? (int)(DPC_STAGE_FLOATS / per_leaf) : DPC_LEAF_LIST) : 1;
+  const long *lnoff = s->lnoff;
+  const int staged = per_leaf <= DPC_STAGE_FLOATS, chunk = round_leaves(per_leaf);
   DPC_DEVICE_ONLY const int teams = pc_device_teams(nleaves < INT_MAX ? (int)nleaves : INT_MAX);
   PAR_TEAMS_FOR(GPU_ONLY(num_teams(teams) thread_limit(VPT_LEAF)))
   for (size_t leaf = 0; leaf < nleaves; leaf++) {
-    const int cnt = lcount[leaf];
-    if (cnt == 0) continue;
-    const size_t base = leaf * VPT_LEAF;
-    int cand[DPC_LEAF_LIST], coff[DPC_LEAF_LIST + 1], bestj[VPT_LEAF];
-    TEAM_LOCAL(cand)
-    TEAM_LOCAL(coff)
-    TEAM_LOCAL(bestj)
     double best2[VPT_LEAF];
     TEAM_LOCAL(best2)
+    int bestj[VPT_LEAF];
+    TEAM_LOCAL(bestj)
     float stage[DPC_STAGE_FLOATS];
     TEAM_LOCAL(stage)
-    unsigned long long kmin = ~0ULL;
+    const size_t base = leaf * VPT_LEAF;
+    const int cnt = lcount[leaf], ncand = lndense[leaf];
+    TEAM_PAR_FOR(default(firstprivate) shared(best2, bestj)) /* scalars by value, as in dpc_rho_by_leaf */
     for (int t = 0; t < cnt; t++) {
-      const unsigned long long k = key[ids[base + (size_t)t]];
-      kmin = k < kmin ? k : kmin;
       best2[t] = INFINITY;
       bestj[t] = -1;
     }
-    const vpt_view v = VPT_VIEW;
-    const float *centre = xs + (base + (size_t)lctr[leaf]) * d;
-    const double reach = lrad[leaf] + dc;
-    long nd = 0;
-    int stack[VPT_STACK];
-    int top = 0;
-    stack[top++] = 0;
-    while (top > 0) {
-      int found[DPC_LEAF_LIST]; /* the first thread's */
-      const int nf = vpt_leaves_near(&v, centre, reach, stack, &top, found, chunk, &nd);
-      int nc = 0;
-      for (int f = 0; f < nf; f++) { /* near enough, and denser than the leaf's least dense point? */
-        const int o = found[f];
-        const unsigned long long mk = maxkey[ninternal + (size_t)o];
-        if (mk <= kmin) continue;
-        nd++;
-        const double e = sqrt(dpc_d2(centre, xs + ((size_t)o * VPT_LEAF + (size_t)lctr[o]) * d, d));
-        if (!vpt_may_hold(e - lrad[o], reach)) continue;
-        int u = nc++; /* insertion by density: the densest leaf first */
-        while (u > 0 && maxkey[ninternal + (size_t)cand[u - 1]] < mk) {
-          cand[u] = cand[u - 1];
-          u--;
-        }
-        cand[u] = o;
-      }
-      if (nc == 0) continue;
-      coff[0] = 0;
-      for (int c = 0; c < nc; c++) coff[c + 1] = coff[c] + lcount[cand[c]];
-      if (staged) {
-        TEAM_PAR_FOR()
-        for (size_t e = 0; e < (size_t)nc * per_leaf; e++) { /* leaf by leaf, consecutive threads consecutive floats */
-          const size_t c = e / per_leaf, w = e % per_leaf;
-          if (w < (size_t)(coff[c + 1] - coff[c]) * d) stage[(size_t)coff[c] * d + w] = xs[(size_t)cand[c] * per_leaf + w];
-        }
-      }
-      TEAM_PAR_FOR()
+    for (int r = 0; r < ncand; r += chunk) { /* bounds from global memory: every thread the same rounds */
+      const int nc = ncand - r < chunk ? ncand - r : chunk;
+      const int *cand = lnear + lnoff[leaf] + r;
+      const size_t nstage = staged ? (size_t)nc * per_leaf : 0;
+      TEAM_PAR_FOR(default(firstprivate) shared(stage))
+      for (size_t e = 0; e < nstage; e++) stage_float(stage, xs, lcount, cand, per_leaf, d, e);
+      TEAM_PAR_FOR(default(firstprivate) shared(stage, best2, bestj))
       for (int t = 0; t < cnt; t++) {
         const size_t sl = base + (size_t)t;
         const float *q = xs + sl * d;
@@ -239,16 +340,15 @@ void dpc_delta_by_leaf(dpc_state *s) {
         int bj = bestj[t];
         long m = 0;
         for (int k = 0; k < nc; k++) {
-          const int o = cand[k], len = coff[k + 1] - coff[k];
-          if (maxkey[ninternal + (size_t)o] <= kp) break; /* this leaf and the rest: none denser */
+          const int o = cand[k], len = lcount[o];
+          if (maxkey[ninternal + (size_t)o] <= kp) break; /* this leaf and the rest of the list: none denser */
           m++;
-          const double e = sqrt(dpc_d2(q, xs + ((size_t)o * VPT_LEAF + (size_t)lctr[o]) * d, d));
-          if (!vpt_may_hold(e - lrad[o], best < dc2 ? sqrt(best) : dc)) continue;
+          if (!vpt_may_hold(leaf_gap(q, xs, lctr, lrad, o, d), best < dc2 ? sqrt(best) : dc)) continue;
           for (int u = 0; u < len; u++) {
             const size_t so = (size_t)o * VPT_LEAF + (size_t)u;
             if (skey[so] <= kp) continue;
             m++;
-            const double e2 = staged ? dpc_d2(q, stage + (size_t)(coff[k] + u) * d, d) : dpc_d2(q, xs + so * d, d);
+            const double e2 = staged ? dpc_d2(q, stage + ((size_t)k * VPT_LEAF + (size_t)u) * d, d) : dpc_d2(q, xs + so * d, d);
             const int j = ids[so];
             if (e2 < best || (e2 == best && j < bj)) {
               best = e2;
@@ -261,8 +361,7 @@ void dpc_delta_by_leaf(dpc_state *s) {
         work[ids[sl]] += m;
       }
     }
-    work[ids[base]] += nd;
-    TEAM_PAR_FOR()
+    TEAM_PAR_FOR(default(firstprivate) shared(best2, bestj))
     for (int t = 0; t < cnt; t++) {
       const size_t sl = base + (size_t)t;
       const int i = ids[sl];
@@ -271,6 +370,7 @@ void dpc_delta_by_leaf(dpc_state *s) {
       long m = 0;
       global[i] = 0;
       if (!(best < dc2)) { /* none closer than d_c: the whole tree, from the best candidate */
+        const vpt_view v = VPT_VIEW;
         global[i] = 1;
         vpt_nearest_denser(&v, xs + sl * d, key[i], &best, &bj, 0, &m);
       }
@@ -279,4 +379,7 @@ void dpc_delta_by_leaf(dpc_state *s) {
       work[i] += m;
     }
   }
+  DEV_EXIT(map(delete : lndense[0 : nleaves]))
+  free(lndense);
+  dpc_leaf_free(s);
 }

@@ -30,9 +30,9 @@
 #define DPC_PEAK_SAMPLE 8192
 /* Leaves the incremental delta's leaf filter lists per leaf before its points walk the tree instead. */
 #define VPT_CAND 8
-/* The per-leaf searches (--rho-search / --delta-search leaf): candidate leaves taken per round,
- * and the team-local room for their points' coordinates (8 KB: 32 leaves of 2-d points). Leaves
- * of more than DPC_STAGE_FLOATS coordinates are read from the leaf copies in place, one a round. */
+/* The per-leaf searches (--rho-search / --delta-search leaf): candidate leaves a team takes per
+ * round, and the team-local room for their points' coordinates (8 KB: 32 leaves of 2-d points).
+ * Leaves of more than DPC_STAGE_FLOATS coordinates are read from the leaf copies in place. */
 #ifndef DPC_LEAF_LIST
 #define DPC_LEAF_LIST 32
 #endif
@@ -338,10 +338,14 @@ struct dpc_state {
   unsigned char *flag;
   float *xs;
   long long build_distances;
-  /* the per-leaf searches (from scratch): each leaf's ball, centre slot and radius */
+  /* the per-leaf searches (from scratch): each leaf's ball, centre slot and radius (nballs
+   * leaves), and its candidate leaves lnear[lnoff[l] .. lnoff[l + 1]) (nnear in all) */
   int *lctr;
   double *lrad;
   size_t nballs;
+  int *lnear;
+  long *lnoff;
+  size_t nnear;
 };
 
 #define VPT_VIEW                                                                                          \
@@ -352,10 +356,11 @@ struct dpc_state {
 
 /* The per-leaf searches (dpc_leaf.c). dpc_rho_by_leaf: rho of every point from scratch;
  * dpc_delta_by_leaf: dep, delta2 and the global flags of every point from scratch (keys and the
- * tree's density maxima set); both compute the leaf balls when they are not there yet, which
- * dpc_leaf_balls_free releases (nothing when there are none). */
+ * tree's density maxima set). Both compute the leaf balls and candidate lists when they are not
+ * there yet; dpc_delta_by_leaf releases them at its end, dpc_leaf_free otherwise (nothing when
+ * there are none). */
 void dpc_rho_by_leaf(dpc_state *s);
 void dpc_delta_by_leaf(dpc_state *s);
-void dpc_leaf_balls_free(dpc_state *s);
+void dpc_leaf_free(dpc_state *s);
 
 #endif

@@ -114,13 +114,16 @@ def test_thresholds_match_reference(variant, work, index, search):
     check(variant, work, x, 0.08, index, thresholds=(float(np.median(rho)), 0.2), search=search)
 
 
-@pytest.mark.parametrize("d", (2, 40, 70))
-def test_leaf_search_stages_in_rounds_and_in_place(variant, work, d):
+@pytest.mark.parametrize("case", ("2", "40", "70", "70-all"))
+def test_leaf_search_stages_in_rounds_and_in_place(variant, work, case):
     """The per-leaf searches with many candidate leaves (more rounds than one), and with leaves too
-    wide to stage in team memory (d = 70: 32 x 70 coordinates, read in place)."""
-    n, dc = {2: (2500, 0.3), 40: (900, 1.2), 70: (900, 1.6)}[d]
+    wide to stage in team memory (d = 70: 32 x 70 coordinates, read in place); 70-all: d_c beyond
+    the data's diameter, so every leaf is a candidate of every leaf (64 leaves: two rounds of
+    DPC_LEAF_LIST read in place)."""
+    d, n, dc, leaves = {"2": (2, 2500, 0.3, 128), "40": (40, 900, 1.2, 32), "70": (70, 900, 1.6, 32),
+                        "70-all": (70, 1300, 20.0, 64)}[case]
     rep = check(variant, work, blobs(30 + d, n, d), dc, "vptree", peaks=4, search="leaf")
-    assert rep["tree_leaves"] >= (128 if d == 2 else 32)
+    assert rep["tree_leaves"] >= leaves
 
 
 def test_variants_and_indexes_agree_on_blobs(all_variants, work):
