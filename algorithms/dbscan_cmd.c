@@ -145,10 +145,7 @@ int pc_cmd_dbscan(int argc, char **argv) {
     pc_json_int(&j, "core", res.core);
     pc_json_int(&j, "border", res.border);
     pc_json_int(&j, "noise", res.noise);
-    pc_json_object(&j, "timing");
-    pc_json_int(&j, "repeat", c.repeat);
-    pc_json_int(&j, "warmup", c.warmup);
-    pc_json_num(&j, "load_s", load_s);
+    pc_json_timing_begin(&j, c.repeat, c.warmup, load_s);
     pc_json_stats(&j, "total_s", total);
     pc_json_phase_stats(&j, db_phase_names, DB_NPHASES, phases, c.repeat);
     pc_json_end_object(&j);

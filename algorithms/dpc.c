@@ -1118,7 +1118,7 @@ int dpc_insert(dpc_state *s, size_t count, dpc_result *res) {
     const float *xs = s->xs;
     const int *ids = s->ids, *lcount = s->lcount, *vp = s->vp;
     const unsigned long long *lmax2 = s->lmax2, *rmin2 = s->rmin2, *maxkey = s->maxkey, *skey = s->skey;
-  DPC_DEVICE_ONLY const unsigned long long *minokey = s->minokey, *okey = s->okey;
+    DPC_DEVICE_ONLY const unsigned long long *minokey = s->minokey, *okey = s->okey;
     const unsigned char *flag = s->flag;
     const size_t ninternal = s->ninternal, nslots = s->nslots;
     const double dc = s->dc, dc2 = s->dc2;
@@ -1210,7 +1210,7 @@ int dpc_delete(dpc_state *s, const int *del, size_t count, dpc_result *res) {
     const float *cxs = s->xs;
     const int *cids = s->ids, *clcount = s->lcount, *vp = s->vp;
     const unsigned long long *lmax2 = s->lmax2, *rmin2 = s->rmin2, *maxkey = s->maxkey, *skey = s->skey;
-  DPC_DEVICE_ONLY const unsigned long long *minokey = s->minokey, *okey = s->okey;
+    DPC_DEVICE_ONLY const unsigned long long *minokey = s->minokey, *okey = s->okey;
     const unsigned char *flag = s->flag;
     if (!incidental) { /* separate: each live point counts the deleted points near it, still in the leaves */
       PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))

@@ -390,10 +390,7 @@ int pc_cmd_dpc(int argc, char **argv) {
     pc_json_num(&j, "rho_mean", rho_sum / (double)n_out);
     pc_json_int(&j, "base_distance_computations", base_res.distances);
     pc_json_num(&j, "all_pairs_distance_computations", 2.0 * (double)n0 * (double)n0);
-    pc_json_object(&j, "timing");
-    pc_json_int(&j, "repeat", c.repeat);
-    pc_json_int(&j, "warmup", c.warmup);
-    pc_json_num(&j, "load_s", load_s);
+    pc_json_timing_begin(&j, c.repeat, c.warmup, load_s);
     pc_json_num(&j, "dc_estimate_s", dc_s);
     pc_json_stats(&j, "total_s", total);
     pc_json_phase_stats(&j, dpc_phase_names, DPC_NPHASES, phases, c.repeat);

@@ -211,10 +211,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
     pc_json_int(&j, "iterations", res.iterations);
     pc_json_bool(&j, "converged", res.converged);
     pc_json_num(&j, "sse", res.sse);
-    pc_json_object(&j, "timing");
-    pc_json_int(&j, "repeat", c.repeat);
-    pc_json_int(&j, "warmup", c.warmup);
-    pc_json_num(&j, "load_s", load_s);
+    pc_json_timing_begin(&j, c.repeat, c.warmup, load_s);
     pc_json_num(&j, "layout_s", layout_s);
     pc_json_stats(&j, "total_s", total);
     pc_json_stats(&j, "iteration_s", per_iter);

@@ -120,9 +120,8 @@ static void *km_open_cublas(char *opened, size_t len) {
 }
 
 static int km_load_libraries(void) {
-  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!cuda) cuda = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
-  if (!cuda) return pc_fail("--distance gemm: the CUDA driver (libcuda.so.1) cannot be opened: %s", dlerror());
+  void *cuda = pc_cuda_driver();
+  if (!cuda) return pc_fail("--distance gemm: the CUDA driver (libcuda.so.1) cannot be opened or initialised");
   const char *c = "libcuda";
   if (km_sym(cuda, "cuInit", c, &km_cublas.cu_init) || km_sym(cuda, "cuDeviceGet", c, &km_cublas.cu_device_get) ||
       km_sym(cuda, "cuDevicePrimaryCtxRetain", c, &km_cublas.cu_primary_ctx_retain) ||

@@ -29,7 +29,7 @@
 /* Neighbouring points a work item of the distance passes takes. The CPU steps through
  * KMPP_LANES points at once, so the loop over them becomes SIMD instructions (each point's sum
  * still runs over the dimensions in order: the same bits); a GPU thread holds KMPP_LANES points
- * in registers (see kmpp_lanes_in_registers), each chosen point's values then serving both. */
+ * in registers (see kmpp_lanes_in_registers), each chosen point's values then serving them all. */
 #ifndef KMPP_LANES
 #if defined(PC_VARIANT_GPU)
 #define KMPP_LANES 1

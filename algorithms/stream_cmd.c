@@ -159,10 +159,7 @@ int pc_cmd_stream(int argc, char **argv) {
     pc_json_int(&j, "cost_first_row", (long long)res.first_row);
     pc_json_int(&j, "cost_rows", (long long)res.rows);
     pc_json_num(&j, "sse", sse);
-    pc_json_object(&j, "timing");
-    pc_json_int(&j, "repeat", c.repeat);
-    pc_json_int(&j, "warmup", c.warmup);
-    pc_json_num(&j, "load_s", in.load_s);
+    pc_json_timing_begin(&j, c.repeat, c.warmup, in.load_s);
     pc_json_stats(&j, "total_s", total);
     pc_json_phase_stats(&j, strm_phase_names, STRM_NPHASES, phases, c.repeat);
     pc_json_stats(&j, "query_s", pc_stats_of(queries, (size_t)c.repeat));

@@ -4,8 +4,7 @@
  * Per chunk: the rows are read (or generated) into a host buffer and copied dimension-major
  * (Okuda section 3.2: a warp's threads read consecutive addresses); the copy goes to the device
  * once, into a buffer mapped for the whole call, and stays there for the chunk's R runs of
- * k-means#, which a kmeanspp.c
- * sampler (opened once per call) runs together. The points of the cheapest run are then
+ * k-means#, which a kmeanspp.c sampler (opened once per call) runs together. The points of the cheapest run are then
  * weighted on the device by a two-level histogram (section 3.4): each team counts its block of
  * points into team-local memory, then adds those counts to the global ones. Only the chosen
  * indices and their counts come back; the host keeps the weighted union.

@@ -129,10 +129,7 @@ int pc_cmd_streamkm(int argc, char **argv) {
     pc_json_int(&j, "chunks", (long long)res.chunks);
     pc_json_int(&j, "kept", (long long)res.kept);
     pc_json_num(&j, "cost", cost);
-    pc_json_object(&j, "timing");
-    pc_json_int(&j, "repeat", c.repeat);
-    pc_json_int(&j, "warmup", c.warmup);
-    pc_json_num(&j, "load_s", in.load_s);
+    pc_json_timing_begin(&j, c.repeat, c.warmup, in.load_s);
     pc_json_stats(&j, "total_s", total);
     pc_json_phase_stats(&j, skm_phase_names, SKM_NPHASES, phases, c.repeat);
     pc_json_num(&j, "assign_s", assign_s);

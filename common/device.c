@@ -14,9 +14,7 @@
 #if defined(PC_VARIANT_GPU)
 #include <dlfcn.h>
 
-/* The CUDA driver, opened at run time so that the program has no link-time dependency on CUDA
- * (NULL without one); cuInit done. */
-static void *cuda_driver(void) {
+void *pc_cuda_driver(void) {
   static void *lib;
   static int tried;
   if (tried) return lib;
@@ -31,7 +29,7 @@ static void *cuda_driver(void) {
 /* Asks the CUDA driver for the name of device `ordinal`. */
 static void cuda_device_name(int ordinal, char *name, size_t len) {
   snprintf(name, len, "unknown GPU");
-  void *lib = cuda_driver();
+  void *lib = pc_cuda_driver();
   if (!lib) return;
   int (*cu_get)(int *, int) = (int (*)(int *, int))dlsym(lib, "cuDeviceGet");
   int (*cu_name)(char *, int, int) = (int (*)(char *, int, int))dlsym(lib, "cuDeviceGetName");
@@ -41,14 +39,14 @@ static void cuda_device_name(int ordinal, char *name, size_t len) {
 
 /* Host waits for the GPU spin instead of sleeping. LLVM 19's CUDA plugin gives the primary
  * context CU_CTX_SCHED_BLOCKING_SYNC when it is the one to activate it, so the end of every
- * synchronous target region put the host thread to sleep and woke it again: about 60 us a
+ * synchronous target region put the host thread to sleep and woke it again: about 50 us a
  * region on an H100 host, more than many kernels take. It leaves the flags of a context that is
  * already active alone, so this activates every device's primary context first, with
  * CU_CTX_SCHED_SPIN (kept until exit). PRAGMACLUST_GPU_WAIT=blocking keeps the plugin's choice. */
 static void cuda_spin_waits(void) {
   const char *wait = getenv("PRAGMACLUST_GPU_WAIT");
   if (wait && !strcmp(wait, "blocking")) return;
-  void *lib = cuda_driver();
+  void *lib = pc_cuda_driver();
   if (!lib) return;
   int (*cu_count)(int *) = (int (*)(int *))dlsym(lib, "cuDeviceGetCount");
   int (*cu_get)(int *, int) = (int (*)(int *, int))dlsym(lib, "cuDeviceGet");

@@ -33,4 +33,10 @@ int pc_device_teams(int want);
 /* Number of OpenMP offload devices visible (0 outside the gpu variant). */
 int pc_device_count(void);
 
+#if defined(PC_VARIANT_GPU)
+/* The CUDA driver library (dlopen handle, cuInit done), opened once at run time so that the
+ * program has no link-time dependency on CUDA; NULL without a usable driver. */
+void *pc_cuda_driver(void);
+#endif
+
 #endif

@@ -148,6 +148,13 @@ void pc_json_run_header(pc_json *j, const char *subcommand, const pc_device_info
   pc_json_int(j, "d", (long long)d);
 }
 
+void pc_json_timing_begin(pc_json *j, int repeat, int warmup, double load_s) {
+  pc_json_object(j, "timing");
+  pc_json_int(j, "repeat", repeat);
+  pc_json_int(j, "warmup", warmup);
+  pc_json_num(j, "load_s", load_s);
+}
+
 void pc_json_phase_stats(pc_json *j, const char *const *names, int nphases, double *const *phases, int repeat) {
   pc_json_object(j, "phases_s");
   for (int p = 0; p < nphases; p++) pc_json_stats(j, names[p], pc_stats_of(phases[p], (size_t)repeat));

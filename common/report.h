@@ -43,6 +43,9 @@ void pc_json_build(pc_json *j);
  * "n" and "d". */
 void pc_json_run_header(pc_json *j, const char *subcommand, const pc_device_info *dev, const char *input, int generated,
                         size_t n, size_t d);
+/* Opens a run report's "timing" object with "repeat", "warmup" and "load_s" (the caller adds its
+ * times and closes it). */
+void pc_json_timing_begin(pc_json *j, int repeat, int warmup, double load_s);
 /* Adds "phases_s": {name: {median, min, max}} over `repeat` timed runs (phases[p][run]). */
 void pc_json_phase_stats(pc_json *j, const char *const *names, int nphases, double *const *phases, int repeat);
 /* Adds "runs": [{"iterations" (when given), "total_s", one key per phase}] for each timed run. */
