@@ -7,16 +7,19 @@
  *     sum((x - c)^2); with KM_DISTANCE_DOT (--distance dot) it is |c|^2 - 2 x.c (dropping
  *     |x|^2, the same for every centroid), one multiply-add per feature, on centroids shifted
  *     by their initial mean (km_prepare); --distance gemm and gemm-tf32 (gpu variant) take the
- *     dot products of that form from cuBLAS instead (kmeans_gemm.c). Register blocking: a work
- *     item holds KM_ROWS points x KM_TILE centroids of partial sums; per feature it loads
- *     KM_ROWS point values and KM_TILE centroid values for KM_ROWS * KM_TILE multiply-adds.
- *     On the GPU (km_nearest) an item is a thread (8 x 16; a warp's 32 threads take 32
- *     neighbouring points and the same centroids) and, when n is too small to fill the GPU,
- *     the centroid tiles are split into ranges whose winners a second pass compares. On the
- *     CPU (km_assign_host) an item is 6 x 16 (12 AVX2 accumulators), and the loops around it
- *     are blocked for the caches as a BLAS GEMM is: a block of points is copied into a
- *     contiguous buffer feature chunk by feature chunk, and each chunk of a centroid tile
- *     serves all the block's items from L1.
+ *     dot products of that form from cuBLAS instead (kmeans_gemm.c). The CPU and the GPU take
+ *     different loops here (the one exception in this file), each blocked for its memory:
+ *     - GPU (km_assign_tiled): a GEMM-style kernel. A team of 128 threads takes 128 points
+ *       against 64 centroids at a time; chunks of 8 features of both are copied into team-local
+ *       memory (cp.async, double-buffered: the next chunk lands while this one is used), and
+ *       each thread accumulates 8 points x 8 centroids in registers, then the threads of a row
+ *       compare their candidates by warp shuffles. When n is too small to fill the GPU, the
+ *       centroid blocks are split into ranges whose winners a second pass compares.
+ *     - CPU (km_assign_host): an item of 6 points x 16 centroids (12 AVX2 accumulators), with
+ *       the loops around it blocked for the caches as a BLAS GEMM is: a block of points is
+ *       copied into a contiguous buffer feature chunk by feature chunk, and each chunk of a
+ *       centroid tile serves all the block's items from L1.
+ *     Both sum each distance over the features in order, so every variant finds the same labels.
  *  2. update: per-cluster sums (double, so that centroids stay accurate for n = 10^7) and
  *     counts, then new centroid = sum / count (km_plan_update chooses how). Where k * (d + 1)
  *     doubles fit in 32 KB, each team (GPU) or thread (CPU) sums its share of the points in
@@ -33,7 +36,7 @@
  * dimension-major on the GPU and tile by tile on the CPU (a tile's d x 16 values contiguous).
  * Device data (gpu variant): xt, ct, labels, sums and counts are mapped once per run
  * (DEV_ENTER) and stay on the GPU across iterations; per iteration only the number of
- * changed labels comes back (a reduction result). With KM_UPDATE_HOST (Cao's GPU-L) the
+ * changed labels comes back (one count). With KM_UPDATE_HOST (Cao's GPU-L) the
  * labels go to the host, the update runs there, and the centroids go back.
  */
 #include "kmeans.h"
@@ -49,39 +52,32 @@
 #if !defined(PC_VARIANT_SEQ)
 #include <omp.h>
 #endif
+#if defined(PC_VARIANT_GPU)
+#include <ompx.h>
+#endif
 
 const char *const km_phase_names[KM_NPHASES] = {"h2d", "assign", "update", "d2h"};
 const char *const km_distance_names[KM_NDISTANCES] = {"direct", "dot", "gemm", "gemm-tf32"};
 
-/* Register blocking of the assign step. A work item compares KM_ROWS points with a tile of
- * KM_TILE centroids at a time, holding KM_ROWS x KM_TILE partial sums in registers: per
- * feature it loads KM_ROWS point values and KM_TILE centroid values for KM_ROWS * KM_TILE
- * multiply-adds. The rows of one item are KM_LANES points apart: on the GPU 32, so that the
- * 32 threads of a warp load 32 consecutive values of a feature (coalesced) and the same
- * centroid values (one broadcast); on the CPU 1, so that one item's points share cache lines
- * and the tile's centroids fill SIMD registers (6 x 16 = 12 AVX2 accumulators). */
-#if defined(PC_VARIANT_GPU)
-#define KM_ROWS_DEFAULT 8
-#define KM_TILE_DEFAULT 16
-#define KM_LANES 32
-#else
-#define KM_ROWS_DEFAULT 6
-#define KM_TILE_DEFAULT 16
-#define KM_LANES 1
-#endif
+/* Register blocking of the CPU assign step (km_assign_host): a work item compares KM_ROWS
+ * consecutive points with a tile of KM_TILE centroids at a time, holding KM_ROWS x KM_TILE
+ * partial sums in registers (6 x 16 = 12 AVX2 accumulators): per feature it loads KM_ROWS point
+ * values and KM_TILE centroid values for KM_ROWS * KM_TILE multiply-adds. Centroids are padded
+ * to a whole number of tiles (kpad) in every variant. */
 #ifndef KM_ROWS
-#define KM_ROWS KM_ROWS_DEFAULT
+#define KM_ROWS 6
 #endif
 #ifndef KM_TILE
-#define KM_TILE KM_TILE_DEFAULT
+#define KM_TILE 16
 #endif
-/* Full unrolling keeps the GPU's per-thread arrays in registers; on the CPU clang's own
- * choice vectorises better (forcing it cost 2.5x). */
+/* Full unrolling keeps the GPU's per-thread arrays in registers (the CPU's loops leave it to
+ * clang, which vectorises them better). */
 #if defined(PC_VARIANT_GPU)
 #define KM_UNROLL _Pragma("unroll")
 #else
 #define KM_UNROLL
 #endif
+#define KM_NO_UNROLL _Pragma("clang loop unroll(disable)") /* keeps a loop of unrolled bodies within the registers */
 /* Cache blocking of the CPU assign step (km_assign_host), after the loops around a BLAS GEMM's
  * micro-kernel: a block of KM_HOST_ITEMS items (48 points) is copied, KM_HOST_DEPTH features at
  * a time, into a buffer laid out as the micro-kernel reads it (6 KB per item for 256
@@ -99,20 +95,31 @@ const char *const km_distance_names[KM_NDISTANCES] = {"direct", "dot", "gemm", "
 #ifndef KM_HOST_RANGE
 #define KM_HOST_RANGE 32
 #endif
-#ifndef KM_ASSIGN_THREADS
-#define KM_ASSIGN_THREADS PC_GPU_THREADS /* GPU threads per team of the assign step */
+/* Team-tiled assign step (GPU, km_assign_tiled): a team of KM_BLOCK_THREADS threads takes a
+ * block of KM_BLOCK_POINTS points against blocks of KM_BLOCK_CENTROIDS centroids, as a GEMM
+ * kernel does: per chunk of KM_BLOCK_DEPTH features the team stages the block's points and
+ * centroids in team-local memory, and each thread multiplies 8 points by 8 centroids from there
+ * into 64 register sums. A point value fetched from global memory serves KM_BLOCK_CENTROIDS
+ * centroids, a centroid value KM_BLOCK_POINTS points. 128 threads (128 x 64), at 128
+ * registers each, let four teams share an SM, so that one team's staging and barriers overlap
+ * the others' multiply-adds (H100: see the README). KM_GPU_TEAMS: with fewer point blocks than
+ * this, the centroid blocks are split among several teams (a second pass keeps the best). */
+#ifndef KM_BLOCK_POINTS
+#define KM_BLOCK_POINTS 128
 #endif
-/* Work items the GPU should have in flight (about 2048 resident threads on each of an
- * H100's 132 SMs). With fewer point groups than this, the centroid tiles are split among
- * several items per group, which keep their best candidate apart until a second pass. */
-#ifndef KM_GPU_ITEMS
-#define KM_GPU_ITEMS (1u << 18)
+#ifndef KM_BLOCK_CENTROIDS
+#define KM_BLOCK_CENTROIDS 64
 #endif
-/* ... but each range gets at least this many tiles: for small k the second pass and the extra
- * reads of the points cost more than the parallelism gains (H100, n = 1M, d = 16, k = 64:
- * assign 0.87 ms in 2 ranges, 0.28 ms in one). */
-#ifndef KM_SPLIT_MIN_TILES
-#define KM_SPLIT_MIN_TILES 4
+#define KM_THREAD_POINTS 8
+#define KM_THREAD_CENTROIDS 8
+#define KM_BLOCK_ROWS (KM_BLOCK_POINTS / KM_THREAD_POINTS)       /* threads down the points */
+#define KM_BLOCK_COLS (KM_BLOCK_CENTROIDS / KM_THREAD_CENTROIDS) /* threads across the centroids */
+#define KM_BLOCK_THREADS (KM_BLOCK_ROWS * KM_BLOCK_COLS)
+#ifndef KM_BLOCK_DEPTH
+#define KM_BLOCK_DEPTH 8
+#endif
+#ifndef KM_GPU_TEAMS
+#define KM_GPU_TEAMS 1056 /* 8 per SM of an H100 */
 #endif
 
 void km_transpose(const float *x, size_t n, size_t d, float *xt) {
@@ -121,28 +128,28 @@ void km_transpose(const float *x, size_t n, size_t d, float *xt) {
     for (size_t j = 0; j < d; j++) xt[j * n + i] = x[i * d + j];
 }
 
-/* How the assign step is cut: points in groups of KM_LANES * KM_ROWS (items of KM_ROWS points),
- * centroid tiles in `splits` ranges of `tiles_per_split`. */
+/* How the GPU's assign step is cut (km_assign_tiled): `groups` blocks of KM_BLOCK_POINTS
+ * points, `tiles` blocks of KM_BLOCK_CENTROIDS centroids in `splits` ranges of
+ * `tiles_per_split`. The CPU's takes all centroids at once (splits = 1). */
 typedef struct {
-  size_t groups;          /* work items per split: KM_LANES per block of KM_LANES * KM_ROWS points */
+  size_t groups;
   int tiles, tiles_per_split, splits;
 } km_layout;
 
 static km_layout km_plan(size_t n, int kpad) {
-  km_layout l;
-  const size_t block = (size_t)KM_LANES * KM_ROWS;
-  l.groups = (n + block - 1) / block * KM_LANES;
-  l.tiles = kpad / KM_TILE;
-  l.splits = 1;
+  km_layout l = {0, 1, 1, 1};
 #if defined(PC_VARIANT_GPU)
-  const int most = l.tiles / KM_SPLIT_MIN_TILES;
-  if (l.groups < KM_GPU_ITEMS && most > 1) {
-    const size_t want = (KM_GPU_ITEMS + l.groups - 1) / l.groups;
-    l.splits = want < (size_t)most ? (int)want : most;
+  l.groups = (n + KM_BLOCK_POINTS - 1) / KM_BLOCK_POINTS;
+  l.tiles = (kpad + KM_BLOCK_CENTROIDS - 1) / KM_BLOCK_CENTROIDS;
+  if (l.groups < KM_GPU_TEAMS && l.tiles > 1) {
+    const size_t want = (KM_GPU_TEAMS + l.groups - 1) / l.groups;
+    l.splits = want < (size_t)l.tiles ? (int)want : l.tiles;
   }
-#endif
   l.tiles_per_split = (l.tiles + l.splits - 1) / l.splits;
   l.splits = (l.tiles + l.tiles_per_split - 1) / l.tiles_per_split;
+#else
+  (void)n, (void)kpad;
+#endif
   return l;
 }
 
@@ -162,110 +169,17 @@ static inline size_t km_tile_at(int c, size_t j, size_t d, int kpad) {
 DEV_FUNCS_END
 
 #if defined(PC_VARIANT_GPU) /* the CPU's assign step is km_assign_host, further down */
-DEV_FUNCS_BEGIN
-/* The nearest of the centroids in tiles [t_begin, t_end) for the KM_ROWS points idx[]:
- * best[r] and best_c[r] (ties to the lowest index). `direct` (a constant after inlining)
- * selects sum((x - c)^2) + cn[c] on the centroids ct (cn = 0, or +inf for padding), else the
- * dot form cn[c] - 2 x.cs[:, c] on the shifted centroids cs (see km_prepare).
- *
- * Keeping the best per tile: the GPU has no registers for a best per lane (as the CPU keeps,
- * km_assign_host): each thread takes the tile's minimum by a halving tree and looks for its
- * index only when it beats the best. */
-static inline __attribute__((always_inline)) void
-km_nearest(const float *restrict xt, const float *restrict tiles, const float *restrict cn, size_t n, size_t d, int kpad,
-           const size_t idx[KM_ROWS], int t_begin, int t_end, const int direct, float best[KM_ROWS],
-           int best_c[KM_ROWS]) {
-  KM_UNROLL for (int r = 0; r < KM_ROWS; r++) {
-    best[r] = INFINITY;
-    best_c[r] = t_begin * KM_TILE;
-  }
-  for (int t = t_begin; t < t_end; t++) {
-    float acc[KM_ROWS][KM_TILE];
-    KM_UNROLL for (int r = 0; r < KM_ROWS; r++)
-      KM_UNROLL for (int c = 0; c < KM_TILE; c++) acc[r][c] = 0.0f;
-    float xv[KM_ROWS]; /* feature j of the rows; feature j + 1 is loaded before j's
-                          multiply-adds, hiding its latency */
-    KM_UNROLL for (int r = 0; r < KM_ROWS; r++) xv[r] = xt[idx[r]];
-    for (size_t j = 0; j < d; j++) {
-      const float *cj = __builtin_assume_aligned(tiles + j * (size_t)kpad + (size_t)t * KM_TILE, 16);
-      const size_t next = j + 1 < d ? j + 1 : j;
-      float xnext[KM_ROWS];
-      KM_UNROLL for (int r = 0; r < KM_ROWS; r++) xnext[r] = xt[next * n + idx[r]];
-      KM_UNROLL for (int r = 0; r < KM_ROWS; r++)
-        KM_UNROLL for (int c = 0; c < KM_TILE; c++) {
-          if (direct) {
-            const float diff = xv[r] - cj[c];
-            acc[r][c] += diff * diff;
-          } else {
-            acc[r][c] += xv[r] * cj[c];
-          }
-        }
-      KM_UNROLL for (int r = 0; r < KM_ROWS; r++) xv[r] = xnext[r];
-    }
-    KM_UNROLL for (int r = 0; r < KM_ROWS; r++) {
-      float dist[KM_TILE];
-      KM_UNROLL for (int c = 0; c < KM_TILE; c++)
-        dist[c] = direct ? acc[r][c] + cn[t * KM_TILE + c] : cn[t * KM_TILE + c] - 2.0f * acc[r][c];
-      float low[KM_TILE];
-      KM_UNROLL for (int c = 0; c < KM_TILE; c++) low[c] = dist[c];
-      KM_UNROLL for (int width = KM_TILE / 2; width > 0; width /= 2)
-        KM_UNROLL for (int c = 0; c < width; c++) low[c] = low[c + width] < low[c] ? low[c + width] : low[c];
-      if (low[0] < best[r]) {
-        best[r] = low[0];
-        int first = 0; /* the lowest lane at the minimum; constant indices keep dist in registers */
-        KM_UNROLL for (int c = KM_TILE - 1; c >= 0; c--) first = dist[c] == low[0] ? c : first;
-        best_c[r] = t * KM_TILE + first;
-      }
-    }
-  }
-}
-DEV_FUNCS_END
-
-/* Assigns every point to its nearest centroid; returns how many labels changed. With one
- * split the items write the labels; with several they write their candidates to part_d /
- * part_c (split-major, n each) and a second pass keeps the best (the lowest split on ties,
- * whose centroid indices are lower). Padding centroids never win (cn = +inf). */
-static long km_assign(const float *restrict xt, const float *restrict ct, const float *restrict cs,
-                      const float *restrict cn, int *restrict labels, float *restrict part_d, int *restrict part_c,
-                      size_t n, size_t d, int kpad, km_layout l, int direct) {
-  const float *tiles = direct ? ct : cs;
-  const size_t items = l.groups * (size_t)l.splits;
+/* The second pass of a split assign step: each point's best of the `splits` candidates in
+ * part_d / part_c (the lowest split on ties, whose centroid indices are lower) becomes its
+ * label; returns how many labels changed. */
+static long km_merge_splits(int *restrict labels, const float *restrict part_d, const int *restrict part_c, size_t n,
+                            int splits) {
   long changed = 0;
-  PAR_FOR(reduction(+ : changed) GPU_ONLY(num_teams(pc_reduction_teams(items)) thread_limit(KM_ASSIGN_THREADS)))
-  for (size_t q = 0; q < items; q++) {
-    const size_t lane = q % KM_LANES, rest = q / KM_LANES, block = rest / (size_t)l.splits;
-    const int s = (int)(rest % (size_t)l.splits);
-    const size_t first = block * KM_LANES * KM_ROWS + lane;
-    size_t idx[KM_ROWS];
-    for (int r = 0; r < KM_ROWS; r++) {
-      const size_t i = first + (size_t)r * KM_LANES;
-      idx[r] = i < n ? i : n - 1; /* past the end: recompute the last point, write nothing */
-    }
-    const int t_begin = s * l.tiles_per_split;
-    const int t_end = t_begin + l.tiles_per_split < l.tiles ? t_begin + l.tiles_per_split : l.tiles;
-    float best[KM_ROWS];
-    int best_c[KM_ROWS];
-    if (direct) km_nearest(xt, tiles, cn, n, d, kpad, idx, t_begin, t_end, 1, best, best_c);
-    else km_nearest(xt, tiles, cn, n, d, kpad, idx, t_begin, t_end, 0, best, best_c);
-    for (int r = 0; r < KM_ROWS; r++) {
-      const size_t i = first + (size_t)r * KM_LANES;
-      if (i >= n) break;
-      if (l.splits == 1) {
-        changed += labels[i] != best_c[r];
-        labels[i] = best_c[r];
-      } else {
-        part_d[(size_t)s * n + i] = best[r];
-        part_c[(size_t)s * n + i] = best_c[r];
-      }
-    }
-  }
-  if (l.splits == 1) return changed;
-
   PAR_FOR(reduction(+ : changed) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
   for (size_t i = 0; i < n; i++) {
     float best = part_d[i];
     int best_c = part_c[i];
-    for (int s = 1; s < l.splits; s++)
+    for (int s = 1; s < splits; s++)
       if (part_d[(size_t)s * n + i] < best) {
         best = part_d[(size_t)s * n + i];
         best_c = part_c[(size_t)s * n + i];
@@ -274,6 +188,220 @@ static long km_assign(const float *restrict xt, const float *restrict ct, const 
     labels[i] = best_c;
   }
   return changed;
+}
+
+DEV_FUNCS_BEGIN
+/* Point i's candidate from centroid range s: its label (one range; counts a change) or its
+ * entry in part_d / part_c (several ranges, merged by km_merge_splits). */
+static inline void km_keep(int *restrict labels, float *restrict part_d, int *restrict part_c, size_t n, size_t i,
+                           int s, int splits, float best, int best_c, long *changed) {
+  if (splits == 1) {
+    *changed += labels[i] != best_c;
+    labels[i] = best_c;
+  } else {
+    part_d[(size_t)s * n + i] = best;
+    part_c[(size_t)s * n + i] = best_c;
+  }
+}
+DEV_FUNCS_END
+
+/* Where thread (ty, tx)'s row r / column c of a block lies: two runs of four, half a block
+ * apart, so that the 16 threads across a row read consecutive 16-byte pieces of team memory
+ * (no bank conflicts) and a thread's four values are one 16-byte load. */
+#define KM_BLOCK_ROW(ty, r) (((r) / 4) * (KM_BLOCK_POINTS / 2) + (ty) * 4 + (r) % 4)
+#define KM_BLOCK_COL(tx, c) (((c) / 4) * (KM_BLOCK_CENTROIDS / 2) + (tx) * 4 + (c) % 4)
+
+/* Staging without registers: cp.async (sm_80 and later) copies a global value into team
+ * memory while the thread goes on; km_staged_but_last / km_staged_all wait until all but the
+ * latest / all of this thread's groups of copies have landed. The host pass of the kernel (never
+ * run, see km_assign_tiled) copies directly. */
+static inline __attribute__((always_inline)) void km_copy_async(float *team_dst, const float *src, int valid) {
+#if defined(__NVPTX__)
+  __nvvm_cp_async_ca_shared_global_4((__attribute__((address_space(3))) void *)team_dst,
+                                     (__attribute__((address_space(1))) const void *)src, valid ? 4 : 0);
+#else
+  *team_dst = valid ? *src : 0.0f;
+#endif
+}
+static inline __attribute__((always_inline)) void km_staged_but_last(void) {
+#if defined(__NVPTX__)
+  __nvvm_cp_async_wait_group(1);
+#endif
+}
+static inline __attribute__((always_inline)) void km_staged_all(void) {
+#if defined(__NVPTX__)
+  __nvvm_cp_async_wait_group(0);
+#endif
+}
+
+/* Starts thread tid's copies of the chunk of features j0.. of a tiled block (points from i0,
+ * centroids from c0) into xs and cs, as one group: xs[e] = feature j0 + e / KM_BLOCK_POINTS of
+ * point i0 + e % KM_BLOCK_POINTS, e = tid, tid + KM_BLOCK_THREADS, ... (consecutive threads read
+ * consecutive addresses; as the threads are a multiple of the points, a thread always copies the
+ * same point), centroids likewise; 0 past the ends. */
+static inline __attribute__((always_inline)) void km_stage_chunk(const float *restrict xt, const float *restrict tiles,
+                                                                 size_t n, size_t d, int kpad, size_t i0, int c0,
+                                                                 size_t j0, int tid, float *xs, float *cs) {
+  const size_t i = i0 + (size_t)(tid % KM_BLOCK_POINTS);
+  const int col = c0 + tid % KM_BLOCK_CENTROIDS;
+  KM_NO_UNROLL for (int u = 0; u < KM_BLOCK_DEPTH * KM_BLOCK_POINTS / KM_BLOCK_THREADS; u++) {
+    const size_t j = j0 + (size_t)(tid / KM_BLOCK_POINTS + u * (KM_BLOCK_THREADS / KM_BLOCK_POINTS));
+    const int valid = j < d && i < n;
+    km_copy_async(xs + tid + u * KM_BLOCK_THREADS, valid ? xt + j * n + i : xt, valid);
+  }
+  KM_NO_UNROLL for (int u = 0; u < KM_BLOCK_DEPTH * KM_BLOCK_CENTROIDS / KM_BLOCK_THREADS; u++) {
+    const size_t j = j0 + (size_t)(tid / KM_BLOCK_CENTROIDS + u * (KM_BLOCK_THREADS / KM_BLOCK_CENTROIDS));
+    const int valid = j < d && col < kpad;
+    km_copy_async(cs + tid + u * KM_BLOCK_THREADS, valid ? tiles + j * (size_t)kpad + (size_t)col : tiles, valid);
+  }
+#if defined(__NVPTX__)
+  __nvvm_cp_async_commit_group();
+#endif
+}
+_Static_assert(KM_BLOCK_THREADS % KM_BLOCK_POINTS == 0 && KM_BLOCK_THREADS % KM_BLOCK_CENTROIDS == 0,
+               "km_stage_chunk: a thread copies one point and one centroid");
+
+/* One team's share of km_assign_tiled, by thread `tid` of KM_BLOCK_THREADS: point block
+ * b / splits against the centroid blocks of range s = b % splits, through the team memory xs
+ * and cs. Thread (ty, tx) keeps the best of its 8 columns for each of its 8 points
+ * over the range's blocks (ties to the lowest index: its columns come in increasing order); then
+ * the candidates of each point are compared across its row of threads. Returns how many labels
+ * this thread changed. `direct` is a constant after inlining. */
+static inline __attribute__((always_inline)) int
+km_tiled_block(const float *restrict xt, const float *restrict tiles, const float *restrict cn, int *restrict labels,
+               float *restrict part_d, int *restrict part_c, size_t n, size_t d, int kpad, km_layout l, int b, int tid,
+               float *restrict xs, float *restrict cs, const int direct) {
+  const int s = b % l.splits, tx = tid % KM_BLOCK_COLS, ty = tid / KM_BLOCK_COLS;
+  const size_t i0 = (size_t)(b / l.splits) * KM_BLOCK_POINTS;
+  const int cb_begin = s * l.tiles_per_split;
+  const int cb_end = cb_begin + l.tiles_per_split < l.tiles ? cb_begin + l.tiles_per_split : l.tiles;
+  const float *xs_rows = __builtin_assume_aligned(xs + ty * 4, 16), *cs_cols = __builtin_assume_aligned(cs + tx * 4, 16);
+  float best[KM_THREAD_POINTS];
+  int best_c[KM_THREAD_POINTS];
+  KM_UNROLL for (int r = 0; r < KM_THREAD_POINTS; r++) {
+    best[r] = INFINITY;
+    best_c[r] = cb_begin * KM_BLOCK_CENTROIDS;
+  }
+  KM_NO_UNROLL for (int cb = cb_begin; cb < cb_end; cb++) {
+    const int c0 = cb * KM_BLOCK_CENTROIDS;
+    float acc[KM_THREAD_POINTS][KM_THREAD_CENTROIDS];
+    KM_UNROLL for (int r = 0; r < KM_THREAD_POINTS; r++)
+      KM_UNROLL for (int c = 0; c < KM_THREAD_CENTROIDS; c++) acc[r][c] = 0.0f;
+    /* chunk q is staged in buffer q % 2 while chunk q - 1 is multiplied from the other */
+    const size_t chunks = (d + KM_BLOCK_DEPTH - 1) / KM_BLOCK_DEPTH;
+    km_stage_chunk(xt, tiles, n, d, kpad, i0, c0, 0, tid, xs, cs);
+    KM_NO_UNROLL for (size_t q = 0; q < chunks; q++) {
+      const float *xs_q = xs_rows + (q % 2) * KM_BLOCK_DEPTH * KM_BLOCK_POINTS;
+      const float *cs_q = cs_cols + (q % 2) * KM_BLOCK_DEPTH * KM_BLOCK_CENTROIDS;
+      if (q + 1 < chunks) {
+        km_stage_chunk(xt, tiles, n, d, kpad, i0, c0, (q + 1) * KM_BLOCK_DEPTH, tid,
+                       xs + ((q + 1) % 2) * KM_BLOCK_DEPTH * KM_BLOCK_POINTS,
+                       cs + ((q + 1) % 2) * KM_BLOCK_DEPTH * KM_BLOCK_CENTROIDS);
+        km_staged_but_last(); /* this thread's copies of chunk q have landed */
+      } else {
+        km_staged_all();
+      }
+      ompx_sync_block_acq_rel(); /* ... and every thread's */
+      KM_UNROLL for (int jj = 0; jj < KM_BLOCK_DEPTH; jj++) {
+        float xv[KM_THREAD_POINTS], cv[KM_THREAD_CENTROIDS];
+        KM_UNROLL for (int r = 0; r < KM_THREAD_POINTS; r++) xv[r] = xs_q[jj * KM_BLOCK_POINTS + KM_BLOCK_ROW(0, r)];
+        KM_UNROLL for (int c = 0; c < KM_THREAD_CENTROIDS; c++) cv[c] = cs_q[jj * KM_BLOCK_CENTROIDS + KM_BLOCK_COL(0, c)];
+        KM_UNROLL for (int r = 0; r < KM_THREAD_POINTS; r++)
+          KM_UNROLL for (int c = 0; c < KM_THREAD_CENTROIDS; c++) {
+            if (direct) acc[r][c] += (xv[r] - cv[c]) * (xv[r] - cv[c]);
+            else acc[r][c] += xv[r] * cv[c];
+          }
+      }
+      ompx_sync_block_acq_rel(); /* buffer q % 2 is free for chunk q + 2 */
+    }
+    KM_UNROLL for (int c = 0; c < KM_THREAD_CENTROIDS; c++) {
+      const int col = c0 + KM_BLOCK_COL(tx, c);
+      const float norm = col < kpad ? cn[col] : INFINITY;
+      KM_UNROLL for (int r = 0; r < KM_THREAD_POINTS; r++) {
+        const float dist = direct ? acc[r][c] + norm : norm - 2.0f * acc[r][c];
+        if (dist < best[r]) {
+          best[r] = dist;
+          best_c[r] = col;
+        }
+      }
+    }
+  }
+  /* the KM_BLOCK_COLS neighbouring threads of a row hold its points' candidates: halving
+   * shuffles leave each point's best, ties to the lowest index, in the row's first thread */
+  int mine = 0;
+  KM_UNROLL for (int r = 0; r < KM_THREAD_POINTS; r++) {
+    KM_UNROLL for (int step = KM_BLOCK_COLS / 2; step > 0; step /= 2) {
+      const float other = ompx_shfl_down_sync_f(~0ull, best[r], (unsigned)step, KM_BLOCK_COLS);
+      const int other_c = ompx_shfl_down_sync_i(~0ull, best_c[r], (unsigned)step, KM_BLOCK_COLS);
+      if (other < best[r] || (other == best[r] && other_c < best_c[r])) {
+        best[r] = other;
+        best_c[r] = other_c;
+      }
+    }
+    const size_t i = i0 + (size_t)KM_BLOCK_ROW(ty, r);
+    if (tx == 0 && i < n) {
+      long changed = 0;
+      km_keep(labels, part_d, part_c, n, i, s, l.splits, best[r], best_c[r], &changed);
+      mine += (int)changed;
+    }
+  }
+  return mine;
+}
+
+/* Assigns every point to its nearest centroid by the team-tiled kernel (see KM_BLOCK_POINTS,
+ * km_tiled_block); returns how many labels changed. Team b takes point block b / splits
+ * against the centroid blocks of range b % splits. Sums run over j = 0..d-1 in order, so
+ * distances and labels are those of the other variants' loops.
+ * The kernel is written in LLVM's OpenMP kernel language (ompx_bare: each team a CUDA block
+ * of KM_BLOCK_THREADS threads, ompx_sync_block_acq_rel its barrier), because its threads keep
+ * register sums from one staged chunk to the next, which `parallel for` loops cannot (a
+ * `teams` + `parallel` region with barriers compiled to 255 registers and spills). A bare
+ * region does not run on the host, so the gpu program without a GPU (--allow-host) takes one
+ * point per iteration instead (the same sums, so the same labels). */
+static long km_assign_tiled(const float *restrict xt, const float *restrict tiles, const float *restrict cn,
+                            int *restrict labels, float *restrict part_d, int *restrict part_c, size_t n, size_t d,
+                            int kpad, km_layout l, int direct) {
+  long changed = 0;
+  if (!pc_offloading()) {
+    PAR_FOR(reduction(+ : changed))
+    for (size_t i = 0; i < n; i++) {
+      float low = INFINITY;
+      int low_c = 0;
+      for (int col = 0; col < kpad; col++) {
+        float acc = 0.0f;
+        for (size_t j = 0; j < d; j++) {
+          const float xv = xt[j * n + i], cv = tiles[j * (size_t)kpad + (size_t)col];
+          if (direct) acc += (xv - cv) * (xv - cv);
+          else acc += xv * cv;
+        }
+        const float dist = direct ? acc + cn[col] : cn[col] - 2.0f * acc;
+        if (dist < low) {
+          low = dist;
+          low_c = col;
+        }
+      }
+      changed += labels[i] != low_c;
+      labels[i] = low_c;
+    }
+    return changed;
+  }
+  const int teams = (int)(l.groups * (size_t)l.splits);
+#pragma omp target teams ompx_bare num_teams(teams) thread_limit(KM_BLOCK_THREADS) map(tofrom : changed)
+  {
+    static float xs[2 * KM_BLOCK_DEPTH * KM_BLOCK_POINTS] __attribute__((aligned(16)));
+    TEAM_LOCAL(xs)
+    static float cs[2 * KM_BLOCK_DEPTH * KM_BLOCK_CENTROIDS] __attribute__((aligned(16)));
+    TEAM_LOCAL(cs)
+    const int b = ompx_block_id_x(), tid = ompx_thread_id_x();
+    int mine = direct ? km_tiled_block(xt, tiles, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, 1)
+                      : km_tiled_block(xt, tiles, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, 0);
+    for (unsigned step = 16; step > 0; step /= 2) mine += ompx_shfl_down_sync_i(~0ull, mine, step, 32);
+    if (tid % 32 == 0 && mine) { /* the warp's changed labels */
+#pragma omp atomic update
+      changed += mine;
+    }
+  }
+  return l.splits == 1 ? changed : km_merge_splits(labels, part_d, part_c, n, l.splits);
 }
 
 #else /* seq and omp */
@@ -719,7 +847,7 @@ static long km_assign_step(const float *restrict xt, const float *restrict ct, c
                            size_t n, size_t d, int k, int kpad, km_layout l, int direct, const km_gemm_scratch *gemm) {
   if (gemm) return km_gemm_assign(gemm, xt, cs, cn, labels, n, d, k, kpad);
 #if defined(PC_VARIANT_GPU)
-  return km_assign(xt, ct, cs, cn, labels, part_d, part_c, n, d, kpad, l, direct);
+  return km_assign_tiled(xt, direct ? ct : cs, cn, labels, part_d, part_c, n, d, kpad, l, direct);
 #else
   (void)ct, (void)part_d, (void)part_c, (void)l;
   return km_assign_host(xt, cs, cn, labels, n, d, kpad, direct);

@@ -72,6 +72,8 @@ int pc_reduction_teams(size_t n) {
 
 int pc_device_teams(int want) { return offloading ? want : 1; }
 
+int pc_offloading(void) { return offloading; }
+
 int pc_device_count(void) {
 #if defined(PC_VARIANT_GPU)
   return omp_get_num_devices();

@@ -30,6 +30,9 @@ int pc_reduction_teams(size_t n);
 /* `want` teams when target regions run on a GPU, 1 when they run on the host. */
 int pc_device_teams(int want);
 
+/* 1 when target regions run on a GPU (pc_device_init found one), else 0. */
+int pc_offloading(void);
+
 /* Number of OpenMP offload devices visible (0 outside the gpu variant). */
 int pc_device_count(void);
 
