@@ -100,10 +100,11 @@ const char *const km_distance_names[KM_NDISTANCES] = {"direct", "dot", "gemm", "
  * kernel does: per chunk of KM_BLOCK_DEPTH features the team stages the block's points and
  * centroids in team-local memory, and each thread multiplies 8 points by 8 centroids from there
  * into 64 register sums. A point value fetched from global memory serves KM_BLOCK_CENTROIDS
- * centroids, a centroid value KM_BLOCK_POINTS points. 128 threads (128 x 64), at 128
- * registers each, let four teams share an SM, so that one team's staging and barriers overlap
- * the others' multiply-adds (H100: see the README). KM_GPU_TEAMS: with fewer point blocks than
- * this, the centroid blocks are split among several teams (a second pass keeps the best). */
+ * centroids, a centroid value KM_BLOCK_POINTS points. Teams of 128 threads (128 x 64) at 160
+ * registers each let three teams share an SM, so that one team's barriers overlap the others'
+ * multiply-adds; 64 centroids a block waste nothing at k = 64 (H100 measurements and the
+ * shapes tried: see the README). KM_GPU_TEAMS: with fewer point blocks than this, the centroid
+ * blocks are split among several teams (a second pass keeps the best). */
 #ifndef KM_BLOCK_POINTS
 #define KM_BLOCK_POINTS 128
 #endif
