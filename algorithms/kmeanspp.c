@@ -133,6 +133,8 @@ static inline int kmpp_draw_range(const double *offsets, size_t blocks, size_t n
 }
 DEV_FUNCS_END
 
+/* Block totals a team of kmpp_wheel_pick stages at a time in team-local memory (4 KB). */
+#define KMPP_TOTALS_TILE 512
 DEV_FUNCS_BEGIN
 /* offsets[b] = the running sum of sums[0..b), added in order (the scan's additions), and
  * offsets[blocks] = the total. One thread runs this; eight totals are loaded before any of their
@@ -165,12 +167,34 @@ DEV_FUNCS_END
 void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offsets, size_t n, int runs, int draws,
                      const double *uniforms, long *picks, size_t stride, int arity) {
   const size_t blocks = kmpp_blocks(n), parts = (size_t)arity, all = (size_t)runs * (size_t)draws;
-  if (arity <= 2) { /* a team per run: one thread adds its offsets, then a thread per draw, binary search */
+  if (arity <= 2) { /* a team per run: its offsets (in order), then a thread per draw, binary search */
     PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams(runs)) thread_limit(32)))
     for (int e = 0; e < runs; e++) {
       double *run_offsets = offsets + (size_t)e * (blocks + 1);
       const double *local = wheel + (size_t)e * n;
-      kmpp_run_offsets(block_sums + (size_t)e * blocks, blocks, run_offsets);
+      /* the offsets: the team loads a tile of block totals together (one memory latency), then
+       * one thread adds them in order from team memory (H100, 65536 rounds of 54 runs: selection
+       * 2.57 -> 2.25 s against kmpp_run_offsets' eight loads at a time) */
+      const double *sums = block_sums + (size_t)e * blocks;
+      double tile[KMPP_TOTALS_TILE], running[1];
+      TEAM_LOCAL(tile)
+      TEAM_LOCAL(running)
+      for (size_t t0 = 0; t0 < blocks; t0 += KMPP_TOTALS_TILE) {
+        const size_t len = blocks - t0 < KMPP_TOTALS_TILE ? blocks - t0 : KMPP_TOTALS_TILE;
+        TEAM_PAR_FOR()
+        for (size_t b = 0; b < len; b++) tile[b] = sums[t0 + b];
+        TEAM_PAR_FOR()
+        for (int one = 0; one < 1; one++) {
+          double r = t0 == 0 ? 0.0 : running[0];
+          KMPP_TAIL_LOOP
+          for (size_t b = 0; b < len; b++) {
+            run_offsets[t0 + b] = r;
+            r += tile[b];
+          }
+          running[0] = r;
+          if (t0 + len == blocks) run_offsets[blocks] = r;
+        }
+      }
       TEAM_PAR_FOR()
       for (int q = 0; q < draws; q++) {
         double target = 0.0, offset = 0.0;
