@@ -174,9 +174,10 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
       const double *local = wheel + (size_t)e * n;
       /* the offsets: the team loads a tile of block totals together (one memory latency), then
        * one thread adds them in order from team memory (H100, 65536 rounds of 54 runs: selection
-       * 2.57 -> 2.25 s against kmpp_run_offsets' eight loads at a time) */
+       * 2.57 -> 2.25 s against kmpp_run_offsets' eight loads at a time), leaving the offsets in
+       * the tile, where the draws search them when the run has one tile of blocks */
       const double *sums = block_sums + (size_t)e * blocks;
-      double tile[KMPP_TOTALS_TILE], running[1];
+      double tile[KMPP_TOTALS_TILE + 1], running[1];
       TEAM_LOCAL(tile)
       TEAM_LOCAL(running)
       for (size_t t0 = 0; t0 < blocks; t0 += KMPP_TOTALS_TILE) {
@@ -188,19 +189,21 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
           double r = t0 == 0 ? 0.0 : running[0];
           KMPP_TAIL_LOOP
           for (size_t b = 0; b < len; b++) {
-            run_offsets[t0 + b] = r;
-            r += tile[b];
+            const double total = tile[b];
+            run_offsets[t0 + b] = tile[b] = r;
+            r += total;
           }
           running[0] = r;
-          if (t0 + len == blocks) run_offsets[blocks] = r;
+          if (t0 + len == blocks) run_offsets[blocks] = tile[len] = r;
         }
       }
+      const double *search = blocks <= KMPP_TOTALS_TILE ? tile : run_offsets;
       TEAM_PAR_FOR()
       for (int q = 0; q < draws; q++) {
         double target = 0.0, offset = 0.0;
         size_t lo = 0, hi = 0;
         long pick = -1;
-        if (kmpp_draw_range(run_offsets, blocks, n, uniforms[(size_t)e * stride + (size_t)q], &target, &offset, &lo, &hi)) {
+        if (kmpp_draw_range(search, blocks, n, uniforms[(size_t)e * stride + (size_t)q], &target, &offset, &lo, &hi)) {
           while (lo < hi) {
             const size_t mid = lo + (hi - lo) / 2;
             if (local[mid + 1] + offset > target) hi = mid;

@@ -145,7 +145,7 @@ int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_
 
   const double t_start = pc_now();
   float *buffer = pc_try_alloc(md, sizeof(float), "chunk rows");
-  double *xt = pc_try_alloc(md, sizeof(double), "dimension-major chunk");
+  double *xt = pc_try_alloc_staging(md, sizeof(double), "dimension-major chunk"); /* copied to the GPU per chunk */
   float *ones = pc_try_alloc(m, sizeof(float), "chunk weights");
   int *nearest = pc_try_alloc(m, sizeof(int), "chunk nearest points");
   double *costs = pc_try_alloc((size_t)repetitions, sizeof(double), "k-means# costs");
@@ -210,7 +210,7 @@ int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_
   result->phase_s[SKM_PHASE_OTHER] = result->total_s - accounted;
 done:
   kmpp_sampler_close(&sampler);
-  free(buffer), free(xt), free(ones), free(nearest), free(costs), free(best_row), free(served), free(best_served);
+  free(buffer), pc_free_staging(xt), free(ones), free(nearest), free(costs), free(best_row), free(served), free(best_served);
   free(union_x), free(union_w), free(union_pick);
   if (rc) skm_result_free(result);
   return rc;
@@ -242,7 +242,7 @@ static void skm_nearest_centre(const double *xt, size_t n, size_t d, const float
 int skm_assign(const pc_stream *src, const float *centres, int k, size_t chunk_size, int *labels, double *cost) {
   const size_t n = src->n, d = src->d, m = chunk_size < n ? chunk_size : n;
   float *buffer = pc_try_alloc(m, d * sizeof(float), "chunk rows");
-  double *xt = pc_try_alloc(m, d * sizeof(double), "dimension-major chunk");
+  double *xt = pc_try_alloc_staging(m, d * sizeof(double), "dimension-major chunk");
   int *chunk_labels = pc_try_alloc(m, sizeof(int), "chunk labels");
   double *dist = pc_try_alloc(m, sizeof(double), "chunk distances");
   int rc = -1;
@@ -262,6 +262,6 @@ int skm_assign(const pc_stream *src, const float *centres, int k, size_t chunk_s
   }
   DEV_EXIT(map(delete : centres[0 : (size_t)k * d], chunk_labels[0 : m], dist[0 : m]))
 done:
-  free(buffer), free(xt), free(chunk_labels), free(dist);
+  free(buffer), pc_free_staging(xt), free(chunk_labels), free(dist);
   return rc;
 }

@@ -74,6 +74,29 @@ int pc_device_teams(int want) { return offloading ? want : 1; }
 
 int pc_offloading(void) { return offloading; }
 
+void *pc_try_alloc_staging(size_t count, size_t size, const char *what) {
+#if defined(PC_VARIANT_GPU)
+  if (offloading) {
+    size_t bytes = 0;
+    if (pc_mul_size(count, size, &bytes, what) != 0) return NULL;
+    void *p = omp_alloc(bytes ? bytes : 1, llvm_omp_target_host_mem_alloc);
+    if (!p) pc_fail("%s: cannot allocate %zu bytes of page-locked host memory", what, bytes);
+    return p;
+  }
+#endif
+  return pc_try_alloc(count, size, what);
+}
+
+void pc_free_staging(void *p) {
+#if defined(PC_VARIANT_GPU)
+  if (offloading) {
+    omp_free(p, llvm_omp_target_host_mem_alloc);
+    return;
+  }
+#endif
+  free(p);
+}
+
 int pc_device_count(void) {
 #if defined(PC_VARIANT_GPU)
   return omp_get_num_devices();

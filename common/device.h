@@ -33,6 +33,13 @@ int pc_device_teams(int want);
 /* 1 when target regions run on a GPU (pc_device_init found one), else 0. */
 int pc_offloading(void);
 
+/* Host memory for data copied to the device again and again (a stream's chunks): page-locked
+ * when target regions run on a GPU, so that copies go by DMA at the link's speed, else ordinary
+ * memory (as pc_try_alloc). Released by pc_free_staging; both must be called after
+ * pc_device_init. */
+void *pc_try_alloc_staging(size_t count, size_t size, const char *what);
+void pc_free_staging(void *p);
+
 /* Number of OpenMP offload devices visible (0 outside the gpu variant). */
 int pc_device_count(void);
 
