@@ -177,23 +177,21 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
        * 2.57 -> 2.25 s against kmpp_run_offsets' eight loads at a time), leaving the offsets in
        * the tile, where the draws search them when the run has one tile of blocks */
       const double *sums = block_sums + (size_t)e * blocks;
-      double tile[KMPP_TOTALS_TILE + 1], running[1];
+      double tile[KMPP_TOTALS_TILE + 1];
       TEAM_LOCAL(tile)
-      TEAM_LOCAL(running)
       for (size_t t0 = 0; t0 < blocks; t0 += KMPP_TOTALS_TILE) {
         const size_t len = blocks - t0 < KMPP_TOTALS_TILE ? blocks - t0 : KMPP_TOTALS_TILE;
         TEAM_PAR_FOR()
         for (size_t b = 0; b < len; b++) tile[b] = sums[t0 + b];
         TEAM_PAR_FOR()
         for (int one = 0; one < 1; one++) {
-          double r = t0 == 0 ? 0.0 : running[0];
+          double r = t0 == 0 ? 0.0 : run_offsets[t0 - 1] + sums[t0 - 1]; /* the previous tile's last addition */
           KMPP_TAIL_LOOP
           for (size_t b = 0; b < len; b++) {
             const double total = tile[b];
             run_offsets[t0 + b] = tile[b] = r;
             r += total;
           }
-          running[0] = r;
           if (t0 + len == blocks) run_offsets[blocks] = tile[len] = r;
         }
       }

@@ -7,7 +7,8 @@ import pytest
 from helpers import load_labels, load_report, write_points
 from kmeanspp_reference import hash_uniform, kmeanspp
 
-CASES = [(1, 300, 2, 5), (2, 500, 3, 17), (3, 2500, 4, 33), (7, 4500, 2, 3)]  # n > one scan block at 4500
+# n > one scan block (256 points) at 4500; > one tile of block totals (512 blocks) at 140000
+CASES = [(1, 300, 2, 5), (2, 500, 3, 17), (3, 2500, 4, 33), (7, 4500, 2, 3), (5, 140000, 2, 4)]
 
 
 @pytest.mark.parametrize("seed,n,d,k", CASES)
