@@ -133,34 +133,34 @@ static inline int kmpp_draw_range(const double *offsets, size_t blocks, size_t n
 }
 DEV_FUNCS_END
 
-/* Block totals a team of kmpp_wheel_pick stages at a time in team-local memory (4 KB). */
+/* Block totals a team stages at a time in team-local memory (4 KB). */
 #define KMPP_TOTALS_TILE 512
 DEV_FUNCS_BEGIN
-/* offsets[b] = the running sum of sums[0..b), added in order (the scan's additions), and
- * offsets[blocks] = the total. One thread runs this; eight totals are loaded before any of their
- * offsets is stored, because a load that follows a store it might alias waits for it: one memory
- * latency per block (33 us for 256 blocks on an H100). Scalars, not an array: a local array
- * would keep clang from running the kernel in SPMD mode. */
-static inline void kmpp_run_offsets(const double *restrict sums, size_t blocks, double *restrict offsets) {
-  double running = 0.0;
-  size_t b = 0;
-  for (; b + 8 <= blocks; b += 8) {
-    const double s0 = sums[b], s1 = sums[b + 1], s2 = sums[b + 2], s3 = sums[b + 3];
-    const double s4 = sums[b + 4], s5 = sums[b + 5], s6 = sums[b + 6], s7 = sums[b + 7];
-    offsets[b] = running, running += s0;
-    offsets[b + 1] = running, running += s1;
-    offsets[b + 2] = running, running += s2;
-    offsets[b + 3] = running, running += s3;
-    offsets[b + 4] = running, running += s4;
-    offsets[b + 5] = running, running += s5;
-    offsets[b + 6] = running, running += s6;
-    offsets[b + 7] = running, running += s7;
+/* A run's offsets, by its team (the body of a PAR_TEAMS_FOR iteration; tile: team-local, of
+ * KMPP_TOTALS_TILE + 1): offsets[b] = the running sum of sums[0..b), added in order (the scan's
+ * additions), and offsets[blocks] = the total. The team loads a tile of block totals together
+ * (one memory latency), then one thread adds them from team memory, leaving the tile's offsets
+ * (and after the last, the total) in it, where draws can search them when the run has one tile
+ * of blocks. One thread loading the totals itself waited a memory latency per eight blocks
+ * (H100, 65536 rounds of 54 runs: selection 2.57 -> 2.25 s). */
+static inline void kmpp_team_offsets(const double *restrict sums, size_t blocks, double *restrict offsets,
+                                     double *restrict tile) {
+  for (size_t t0 = 0; t0 < blocks; t0 += KMPP_TOTALS_TILE) {
+    const size_t len = blocks - t0 < KMPP_TOTALS_TILE ? blocks - t0 : KMPP_TOTALS_TILE;
+    TEAM_PAR_FOR()
+    for (size_t b = 0; b < len; b++) tile[b] = sums[t0 + b];
+    TEAM_PAR_FOR()
+    for (int one = 0; one < 1; one++) {
+      double r = t0 == 0 ? 0.0 : offsets[t0 - 1] + sums[t0 - 1]; /* the previous tile's last addition */
+      KMPP_TAIL_LOOP
+      for (size_t b = 0; b < len; b++) {
+        const double total = tile[b];
+        offsets[t0 + b] = tile[b] = r;
+        r += total;
+      }
+      if (t0 + len == blocks) offsets[blocks] = tile[len] = r;
+    }
   }
-  for (; b < blocks; b++) {
-    offsets[b] = running;
-    running += sums[b];
-  }
-  offsets[blocks] = running;
 }
 DEV_FUNCS_END
 
@@ -172,29 +172,9 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
     for (int e = 0; e < runs; e++) {
       double *run_offsets = offsets + (size_t)e * (blocks + 1);
       const double *local = wheel + (size_t)e * n;
-      /* the offsets: the team loads a tile of block totals together (one memory latency), then
-       * one thread adds them in order from team memory (H100, 65536 rounds of 54 runs: selection
-       * 2.57 -> 2.25 s against kmpp_run_offsets' eight loads at a time), leaving the offsets in
-       * the tile, where the draws search them when the run has one tile of blocks */
-      const double *sums = block_sums + (size_t)e * blocks;
       double tile[KMPP_TOTALS_TILE + 1];
       TEAM_LOCAL(tile)
-      for (size_t t0 = 0; t0 < blocks; t0 += KMPP_TOTALS_TILE) {
-        const size_t len = blocks - t0 < KMPP_TOTALS_TILE ? blocks - t0 : KMPP_TOTALS_TILE;
-        TEAM_PAR_FOR()
-        for (size_t b = 0; b < len; b++) tile[b] = sums[t0 + b];
-        TEAM_PAR_FOR()
-        for (int one = 0; one < 1; one++) {
-          double r = t0 == 0 ? 0.0 : run_offsets[t0 - 1] + sums[t0 - 1]; /* the previous tile's last addition */
-          KMPP_TAIL_LOOP
-          for (size_t b = 0; b < len; b++) {
-            const double total = tile[b];
-            run_offsets[t0 + b] = tile[b] = r;
-            r += total;
-          }
-          if (t0 + len == blocks) run_offsets[blocks] = tile[len] = r;
-        }
-      }
+      kmpp_team_offsets(block_sums + (size_t)e * blocks, blocks, run_offsets, tile);
       const double *search = blocks <= KMPP_TOTALS_TILE ? tile : run_offsets;
       TEAM_PAR_FOR()
       for (int q = 0; q < draws; q++) {
@@ -214,9 +194,12 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
     }
     return;
   }
-  PAR_FOR()
-  for (int e = 0; e < runs; e++)
-    kmpp_run_offsets(block_sums + (size_t)e * blocks, blocks, offsets + (size_t)e * (blocks + 1));
+  PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams(runs)) thread_limit(32)))
+  for (int e = 0; e < runs; e++) {
+    double tile[KMPP_TOTALS_TILE + 1];
+    TEAM_LOCAL(tile)
+    kmpp_team_offsets(block_sums + (size_t)e * blocks, blocks, offsets + (size_t)e * (blocks + 1), tile);
+  }
   /* Okuda's search: a team of `arity` threads per draw */
   PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams((int)all)) thread_limit(arity)))
   for (size_t t = 0; t < all; t++) {
