@@ -156,8 +156,9 @@ static km_layout km_plan(size_t n, int kpad) {
 
 DEV_FUNCS_BEGIN
 /* Where feature j of centroid c sits in the assign step's tiles (cs): dimension-major on the
- * GPU (a warp reads one feature of a tile together), tile by tile on the CPU, so that the
- * blocked loop reads a tile's features in order from contiguous memory. */
+ * GPU (a team copies one feature of a block of centroids from consecutive addresses), tile by
+ * tile on the CPU, so that the blocked loop reads a tile's features in order from contiguous
+ * memory. */
 static inline size_t km_tile_at(int c, size_t j, size_t d, int kpad) {
 #if defined(PC_VARIANT_GPU)
   (void)d;
