@@ -414,8 +414,7 @@ int pc_cmd_dpc(int argc, char **argv) {
       pc_json_end_array(&j);
       pc_json_num(&j, "incremental_total_s", inc_total);
     }
-    if (pc_json_save(&j, c.report) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-    pc_json_free(&j);
+    pc_json_finish(&j, c.report);
   }
   if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   if (!c.quiet) {

@@ -219,8 +219,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
     pc_json_num(&j, "gflops_per_s", per_iter.median > 0 ? flop_per_iter / per_iter.median * 1e-9 : 0.0);
     pc_json_end_object(&j);
     pc_json_runs(&j, km_phase_names, KM_NPHASES, phases, totals, run_iterations, c.repeat);
-    if (pc_json_save(&j, c.report) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-    pc_json_free(&j);
+    pc_json_finish(&j, c.report);
   }
   if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   if (!c.quiet)

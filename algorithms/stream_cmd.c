@@ -166,8 +166,7 @@ int pc_cmd_stream(int argc, char **argv) {
     pc_json_num(&j, "cost_pass_s", cost_s);
     pc_json_end_object(&j);
     pc_json_runs(&j, strm_phase_names, STRM_NPHASES, phases, totals, iterations, c.repeat);
-    if (pc_json_save(&j, c.report) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-    pc_json_free(&j);
+    pc_json_finish(&j, c.report);
   }
   if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   if (!c.quiet) {

@@ -135,8 +135,7 @@ int pc_cmd_streamkm(int argc, char **argv) {
     pc_json_num(&j, "assign_s", assign_s);
     pc_json_end_object(&j);
     pc_json_runs(&j, skm_phase_names, SKM_NPHASES, phases, totals, NULL, c.repeat);
-    if (pc_json_save(&j, c.report) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-    pc_json_free(&j);
+    pc_json_finish(&j, c.report);
   }
   if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   if (!c.quiet) {

@@ -98,16 +98,16 @@ void pc_json_stats(pc_json *j, const char *k, pc_stats s) {
   pc_json_end_object(j);
 }
 
-int pc_json_save(pc_json *j, const char *path) {
+void pc_json_finish(pc_json *j, const char *path) {
   put(j, "}\n");
+  int rc;
   if (!strcmp(path, "-")) {
     fwrite(j->buf, 1, j->len, stdout);
-    return fflush(stdout) == 0 ? 0 : pc_fail("cannot write the report to stdout");
+    rc = fflush(stdout) == 0 ? 0 : pc_fail("cannot write the report to stdout");
+  } else {
+    rc = pc_write_text_file(path, j->buf, j->len);
   }
-  return pc_write_text_file(path, j->buf, j->len);
-}
-
-void pc_json_free(pc_json *j) {
+  if (rc != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   free(j->buf);
   memset(j, 0, sizeof *j);
 }

@@ -1,7 +1,7 @@
 /*
  * report.h - a small JSON writer for run reports, and the build's provenance.
  *
- * A pc_json accumulates text in memory; pc_json_save() writes it atomically (or to stdout
+ * A pc_json accumulates text in memory; pc_json_finish() writes it atomically (or to stdout
  * for "-"). Keys and values are added in order; the writer inserts commas itself.
  */
 #ifndef PC_REPORT_H
@@ -28,9 +28,9 @@ void pc_json_num(pc_json *j, const char *key, double value); /* non-finite -> nu
 void pc_json_int(pc_json *j, const char *key, long long value);
 void pc_json_bool(pc_json *j, const char *key, int value);
 void pc_json_stats(pc_json *j, const char *key, pc_stats s); /* {"median":..,"min":..,"max":..} */
-/* Closes the outer object and writes it to path ("-": stdout). 0, or -1 with a message. */
-int pc_json_save(pc_json *j, const char *path);
-void pc_json_free(pc_json *j);
+/* Closes the outer object, writes it to path ("-": stdout) and releases j; a write that fails
+ * stops the program with its message (PC_EXIT_USAGE). */
+void pc_json_finish(pc_json *j, const char *path);
 
 /* Build provenance, fixed at compile time (see the generated buildinfo.h). */
 const char *pc_build_variant(void);
