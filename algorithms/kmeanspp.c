@@ -26,10 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Neighbouring points a work item of the distance passes takes. The CPU steps through
+/* Neighbouring points a work item of the generic distance loops takes. The CPU steps through
  * KMPP_LANES points at once, so the loop over them becomes SIMD instructions (each point's sum
- * still runs over the dimensions in order: the same bits); a GPU thread holds KMPP_LANES points
- * in registers (see kmpp_lanes_in_registers), each chosen point's values then serving them all. */
+ * still runs over the dimensions in order: the same bits); a GPU thread takes one (for
+ * d <= KMPP_REG_DIMS its point sits in registers instead: kmpp_point_picks). */
 #ifndef KMPP_LANES
 #if defined(PC_VARIANT_GPU)
 #define KMPP_LANES 1
@@ -229,15 +229,13 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
 
 #if defined(PC_VARIANT_GPU)
 /* The GPU's exception in both distance passes, for d <= KMPP_REG_DIMS: a thread loads its
- * points once into registers, the team first copies the chosen points it compares them with to
- * team-local memory (KMPP_REG_DIMS values each, zero beyond d), and every chosen point's values
- * serve the thread's KMPP_LANES points. Without it a thread re-read its point for every chosen
- * one and each chosen point's address came from a load of its index. */
+ * point once into registers, the team first copies the chosen points it compares them with to
+ * team-local memory (KMPP_REG_DIMS values each, zero beyond d), and every thread reads them from
+ * there. Without it a thread re-read its point for every chosen one and each chosen point's
+ * address came from a load of its index. (Two points a thread were no faster: H200, 0.176
+ * against 0.174 s.) */
 #ifndef KMPP_REG_DIMS
 #define KMPP_REG_DIMS 8
-#endif
-#ifndef KMPP_UNROLL_PICKS
-#define KMPP_UNROLL_PICKS 2
 #endif
 /* Chosen points a team stages at a time: all of a round's draws in the masses pass (more draws
  * than this take the generic loop), a tile of the kept run's points in kmpp_nearest. */
@@ -250,11 +248,13 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
 #endif
 /* Registers of a thread of the masses pass: the kernel declares teams of KMPP_MASSES_BOUND
  * threads (launch_bounds), so that ptxas fits it in 65536 / KMPP_MASSES_BOUND registers, while
- * the thread limit, given at run time, keeps teams of KMPP_MASSES_THREADS. 768: 80 registers
- * instead of 104, six teams of 128 an SM instead of four (H100, 16 chunks of 65536, k = 64,
- * d = 8: distance phase 0.225 -> 0.200 s; 640 and 1024 were slower). 0: the bound is the limit. */
+ * the thread limit, given at run time, keeps teams of KMPP_MASSES_THREADS. 640: 96 registers,
+ * five teams of 128 an SM (16 chunks of 65536, k = 64, d = 8, distance phase: on an H200 with
+ * branch-free distances 0.201 s at 768 (80 registers, where ptxas ran the loads and sums of a
+ * chosen point one after another), 0.174 s at 640, 0.183 s at 512; with the next point loaded
+ * ahead 0.159, 0.157 and 0.156 s). 0: the bound is the limit. */
 #ifndef KMPP_MASSES_BOUND
-#define KMPP_MASSES_BOUND 768
+#define KMPP_MASSES_BOUND 640
 #endif
 #if KMPP_MASSES_BOUND > 0
 static int kmpp_masses_threads = KMPP_MASSES_THREADS; /* not a constant: a constant limit would size the kernel */
@@ -266,7 +266,7 @@ static int kmpp_masses_threads = KMPP_MASSES_THREADS; /* not a constant: a const
 #ifndef KMPP_NEAREST_TILE
 #define KMPP_NEAREST_TILE 128
 #endif
-/* Points a team of kmpp_nearest takes (KMPP_NEAREST_POINTS / KMPP_LANES threads): small, since a
+/* Points a team of kmpp_nearest takes (a thread each): small, since a
  * chunk has only about 65536 points to spread over the GPU. */
 #ifndef KMPP_NEAREST_POINTS
 #define KMPP_NEAREST_POINTS 256
@@ -279,37 +279,109 @@ static inline double kmpp_staged_value(const double *x, const long *picked, size
   return j < d ? x[(size_t)picked[q] * ps + j * ds] : 0.0;
 }
 
-/* Points i0 .. i0 + lanes - 1 (features in registers) against the staged chosen points
- * staged[q * KMPP_REG_DIMS ..], q < count: best[l] = min(best[l], D^2), summed in double in
- * dimension order as the generic loops sum it (the same bits); with at != NULL, at[l] = first + q
- * of the chosen point that last lowered best[l] (strictly: ties keep the earlier one). */
-static inline void kmpp_lanes_in_registers(const double *x, size_t i0, size_t lanes, size_t d, size_t ps, size_t ds,
-                                           const double *staged, int count, double *best, int *at, int first) {
-  double xi[KMPP_LANES][KMPP_REG_DIMS];
-  for (size_t l = 0; l < KMPP_LANES; l++) {
+/* A point's values xi (in registers) against the staged chosen points staged[q * KMPP_REG_DIMS
+ * ..], q < count: *best = min(*best, D^2), summed in double in dimension order as the generic
+ * loops sum it (the same bits); with at != NULL, *at = first + q of the chosen point that last
+ * lowered *best (strictly: ties keep the earlier one). Two chosen points at a time, their sums
+ * interleaved. `dims`, the data's d, is a constant wherever this is inlined (KMPP_SWITCH_DIMS),
+ * so that a chosen point costs straight-line code: its values' loads, a subtraction and a
+ * multiply-add per dimension (with d a run-time bound each dimension was a branch of its own
+ * around one scalar load: H100, k = 64, d = 8, 101.7M instructions a masses pass for 32.4M in
+ * double). */
+static inline __attribute__((always_inline)) void kmpp_point_picks(const double *xi, const size_t dims,
+                                                                   const double *restrict staged, int count,
+                                                                   double *best, int *at, int first) {
+  int q = 0;
+  KMPP_UNROLL(1)
+  for (; q + 2 <= count; q += 2) {
+    const double *c0 = __builtin_assume_aligned(staged + (size_t)q * KMPP_REG_DIMS, 64), *c1 = c0 + KMPP_REG_DIMS;
+    double s0 = 0.0, s1 = 0.0;
     KMPP_UNROLL(KMPP_REG_DIMS)
-    for (size_t j = 0; j < KMPP_REG_DIMS; j++) xi[l][j] = j < d ? x[(i0 + (l < lanes ? l : 0)) * ps + j * ds] : 0.0;
+    for (size_t j = 0; j < dims; j++) {
+      const double diff0 = xi[j] - c0[j], diff1 = xi[j] - c1[j];
+      s0 += diff0 * diff0;
+      s1 += diff1 * diff1;
+    }
+    if (s0 < *best) {
+      *best = s0;
+      if (at) *at = first + q;
+    }
+    if (s1 < *best) {
+      *best = s1;
+      if (at) *at = first + q + 1;
+    }
   }
-  KMPP_UNROLL(KMPP_UNROLL_PICKS)
-  for (int q = 0; q < count; q++) {
+  if (q < count) { /* an odd last one */
     const double *c = staged + (size_t)q * KMPP_REG_DIMS;
-    double s2[KMPP_LANES] = {0.0};
+    double s2 = 0.0;
     KMPP_UNROLL(KMPP_REG_DIMS)
-    for (size_t j = 0; j < KMPP_REG_DIMS; j++)
-      if (j < d) {
-        const double cj = c[j];
-        for (size_t l = 0; l < KMPP_LANES; l++) {
-          const double diff = xi[l][j] - cj;
-          s2[l] += diff * diff;
-        }
-      }
-    for (size_t l = 0; l < KMPP_LANES; l++)
-      if (s2[l] < best[l]) {
-        best[l] = s2[l];
-        if (at) at[l] = first + q;
-      }
+    for (size_t j = 0; j < dims; j++) {
+      const double diff = xi[j] - c[j];
+      s2 += diff * diff;
+    }
+    if (s2 < *best) {
+      *best = s2;
+      if (at) *at = first + q;
+    }
   }
 }
+
+/* The masses pass (kmpp_masses) by one thread with its points in registers: points first,
+ * first + step, ... below end (team-local masses at mass[i - begin]; `fresh`: the round has
+ * chosen points, else D^2 stays infinite and the mass is the weight). A point's values,
+ * distance and weight are loaded while the one before is compared, so that the thread does not
+ * wait for memory at every point. */
+static inline __attribute__((always_inline)) void
+kmpp_masses_span(const double *restrict x, size_t first, size_t end, size_t step, const size_t dims, size_t ps,
+                 size_t ds, const double *restrict staged, int count, double *restrict dist_e,
+                 const float *restrict w, double *restrict mass, size_t begin, int fresh) {
+  if (first >= end) return;
+  double xi[KMPP_REG_DIMS];
+  KMPP_UNROLL(KMPP_REG_DIMS)
+  for (size_t j = 0; j < dims; j++) xi[j] = x[first * ps + j * ds];
+  double best = fresh ? dist_e[first] : INFINITY;
+  float wi = w[first];
+  for (size_t i = first; i < end; i += step) {
+    const size_t next = i + step < end ? i + step : i; /* the last one loads its own point again */
+    double xn[KMPP_REG_DIMS];
+    KMPP_UNROLL(KMPP_REG_DIMS)
+    for (size_t j = 0; j < dims; j++) xn[j] = x[next * ps + j * ds];
+    const double best_next = fresh ? dist_e[next] : INFINITY;
+    const float w_next = w[next];
+    kmpp_point_picks(xi, dims, staged, count, &best, NULL, 0);
+    dist_e[i] = best;
+    mass[i - begin] = !fresh ? (double)wi : wi == 0.0f ? 0.0 : (double)wi * best;
+    KMPP_UNROLL(KMPP_REG_DIMS)
+    for (size_t j = 0; j < dims; j++) xi[j] = xn[j];
+    best = best_next;
+    wi = w_next;
+  }
+}
+
+/* kmpp_nearest's: point i against the staged chosen points first .. first + count - 1. */
+static inline __attribute__((always_inline)) void kmpp_nearest_point(const double *restrict x, size_t i,
+                                                                     const size_t dims, size_t ps, size_t ds,
+                                                                     const double *restrict staged, int count,
+                                                                     double *best, int *at, int first) {
+  double xi[KMPP_REG_DIMS];
+  KMPP_UNROLL(KMPP_REG_DIMS)
+  for (size_t j = 0; j < dims; j++) xi[j] = x[i * ps + j * ds];
+  kmpp_point_picks(xi, dims, staged, count, best, at, first);
+}
+
+/* CALL(dims) with dims the constant d, for d = 1 .. KMPP_REG_DIMS. */
+#define KMPP_SWITCH_DIMS(d, CALL)                                                                                     \
+  switch (d) {                                                                                                        \
+  case 1: CALL(1); break;                                                                                             \
+  case 2: CALL(2); break;                                                                                             \
+  case 3: CALL(3); break;                                                                                             \
+  case 4: CALL(4); break;                                                                                             \
+  case 5: CALL(5); break;                                                                                             \
+  case 6: CALL(6); break;                                                                                             \
+  case 7: CALL(7); break;                                                                                             \
+  case 8: CALL(8); break;                                                                                             \
+  }
+_Static_assert(KMPP_REG_DIMS == 8, "KMPP_SWITCH_DIMS: one case per d up to KMPP_REG_DIMS");
 DEV_FUNCS_END
 #endif
 
@@ -335,41 +407,50 @@ static void kmpp_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh
     double *dist_e = dist + e * n;
     double mass[KMPP_TEAM_POINTS];
     TEAM_LOCAL(mass)
-#if defined(PC_VARIANT_GPU) /* exception: points in registers, the round's points staged (kmpp_lanes_in_registers) */
-    double staged[KMPP_STAGE_PICKS * KMPP_REG_DIMS];
+#if defined(PC_VARIANT_GPU) /* exception: points in registers, the round's points staged (kmpp_masses_span) */
+    double staged[KMPP_STAGE_PICKS * KMPP_REG_DIMS] __attribute__((aligned(64)));
     TEAM_LOCAL(staged)
     const int in_registers = d <= KMPP_REG_DIMS && count <= KMPP_STAGE_PICKS;
     const size_t staged_values = in_registers ? (size_t)count * KMPP_REG_DIMS : 0;
     TEAM_PAR_FOR()
     for (size_t v = 0; v < staged_values; v++) staged[v] = kmpp_staged_value(x, picked, v, d, ps, ds);
 #endif
-    TEAM_PAR_FOR()
-    for (size_t i0 = begin; i0 < end; i0 += KMPP_LANES) {
-      const size_t lanes = end - i0 < KMPP_LANES ? end - i0 : KMPP_LANES;
-      double best[KMPP_LANES];
-      for (size_t l = 0; l < KMPP_LANES; l++) best[l] = picked && l < lanes ? dist_e[i0 + l] : INFINITY;
 #if defined(PC_VARIANT_GPU)
-      if (in_registers) kmpp_lanes_in_registers(x, i0, lanes, d, ps, ds, staged, count, best, NULL, 0);
-      else
-#endif
-      for (int q = 0; q < count; q++) {
-        const size_t c = (size_t)picked[q];
-        double s2[KMPP_LANES] = {0.0};
-        KMPP_DIMENSION_LOOP
-        for (size_t j = 0; j < d; j++) {
-          const double cj = x[c * ps + j * ds];
-          for (size_t l = 0; l < KMPP_LANES; l++) { /* a short last step re-reads its first point */
-            const double diff = x[(i0 + (l < lanes ? l : 0)) * ps + j * ds] - cj;
-            s2[l] += diff * diff;
-          }
-        }
-        for (size_t l = 0; l < KMPP_LANES; l++)
-          if (s2[l] < best[l]) best[l] = s2[l];
+    if (in_registers) { /* thread `first` takes points first, first + KMPP_MASSES_THREADS, ... */
+      TEAM_PAR_FOR()
+      for (size_t first = begin; first < begin + KMPP_MASSES_THREADS; first++) {
+#define KMPP_MASSES_SPAN(dims)                                                                                        \
+  kmpp_masses_span(x, first, end, KMPP_MASSES_THREADS, dims, ps, ds, staged, count, dist_e, w, mass, begin, picked != NULL)
+        KMPP_SWITCH_DIMS(d, KMPP_MASSES_SPAN)
+#undef KMPP_MASSES_SPAN
       }
-      for (size_t l = 0; l < lanes; l++) {
-        const size_t i = i0 + l;
-        dist_e[i] = best[l];
-        mass[i - begin] = !picked ? (double)w[i] : w[i] == 0.0f ? 0.0 : (double)w[i] * best[l];
+    } else
+#endif
+    {
+      TEAM_PAR_FOR()
+      for (size_t i0 = begin; i0 < end; i0 += KMPP_LANES) {
+        const size_t lanes = end - i0 < KMPP_LANES ? end - i0 : KMPP_LANES;
+        double best[KMPP_LANES];
+        for (size_t l = 0; l < KMPP_LANES; l++) best[l] = picked && l < lanes ? dist_e[i0 + l] : INFINITY;
+        for (int q = 0; q < count; q++) {
+          const size_t c = (size_t)picked[q];
+          double s2[KMPP_LANES] = {0.0};
+          KMPP_DIMENSION_LOOP
+          for (size_t j = 0; j < d; j++) {
+            const double cj = x[c * ps + j * ds];
+            for (size_t l = 0; l < KMPP_LANES; l++) { /* a short last step re-reads its first point */
+              const double diff = x[(i0 + (l < lanes ? l : 0)) * ps + j * ds] - cj;
+              s2[l] += diff * diff;
+            }
+          }
+          for (size_t l = 0; l < KMPP_LANES; l++)
+            if (s2[l] < best[l]) best[l] = s2[l];
+        }
+        for (size_t l = 0; l < lanes; l++) {
+          const size_t i = i0 + l;
+          dist_e[i] = best[l];
+          mass[i - begin] = !picked ? (double)w[i] : w[i] == 0.0f ? 0.0 : (double)w[i] * best[l];
+        }
       }
     }
     TEAM_PAR_FOR()
@@ -442,10 +523,10 @@ static void kmpp_nearest_in_registers(const kmpp_points *p, const long *row, siz
   const double *x = p->x;
   const size_t n = p->n, d = p->d, ps = p->point_stride, ds = p->dim_stride;
   const size_t teams = (n + KMPP_NEAREST_POINTS - 1) / KMPP_NEAREST_POINTS;
-  PAR_TEAMS_FOR(num_teams(pc_device_teams((int)teams)) thread_limit(KMPP_NEAREST_POINTS / KMPP_LANES))
+  PAR_TEAMS_FOR(num_teams(pc_device_teams((int)teams)) thread_limit(KMPP_NEAREST_POINTS))
   for (size_t t = 0; t < teams; t++) {
     const size_t begin = t * KMPP_NEAREST_POINTS, end = begin + KMPP_NEAREST_POINTS < n ? begin + KMPP_NEAREST_POINTS : n;
-    double staged[KMPP_NEAREST_TILE * KMPP_REG_DIMS], best[KMPP_NEAREST_POINTS];
+    double staged[KMPP_NEAREST_TILE * KMPP_REG_DIMS] __attribute__((aligned(64))), best[KMPP_NEAREST_POINTS];
     int at[KMPP_NEAREST_POINTS];
     TEAM_LOCAL(staged)
     TEAM_LOCAL(best)
@@ -455,16 +536,15 @@ static void kmpp_nearest_in_registers(const kmpp_points *p, const long *row, siz
       TEAM_PAR_FOR()
       for (size_t v = 0; v < tile * KMPP_REG_DIMS; v++) staged[v] = kmpp_staged_value(x, row + first, v, d, ps, ds);
       TEAM_PAR_FOR()
-      for (size_t i0 = begin; i0 < end; i0 += KMPP_LANES) {
-        const size_t lanes = end - i0 < KMPP_LANES ? end - i0 : KMPP_LANES, slot = i0 - begin;
-        double lane_best[KMPP_LANES];
-        int lane_at[KMPP_LANES];
-        for (size_t l = 0; l < KMPP_LANES; l++) {
-          lane_best[l] = first && l < lanes ? best[slot + l] : INFINITY;
-          lane_at[l] = first && l < lanes ? at[slot + l] : 0;
-        }
-        kmpp_lanes_in_registers(x, i0, lanes, d, ps, ds, staged, (int)tile, lane_best, lane_at, (int)first);
-        for (size_t l = 0; l < lanes; l++) best[slot + l] = lane_best[l], at[slot + l] = lane_at[l];
+      for (size_t i = begin; i < end; i++) {
+        const size_t slot = i - begin;
+        double point_best = first ? best[slot] : INFINITY;
+        int point_at = first ? at[slot] : 0;
+#define KMPP_NEAREST_POINT(dims) kmpp_nearest_point(x, i, dims, ps, ds, staged, (int)tile, &point_best, &point_at, (int)first)
+        KMPP_SWITCH_DIMS(d, KMPP_NEAREST_POINT)
+#undef KMPP_NEAREST_POINT
+        best[slot] = point_best;
+        at[slot] = point_at;
       }
     }
     TEAM_PAR_FOR()
