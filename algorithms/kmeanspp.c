@@ -10,8 +10,9 @@
  *     thread per block of the scan sums them in order (the scan's fixed order) into the
  *     block's prefix sums and total.
  *  2. picks: one team per run. One thread adds the run's block totals in order into offsets;
- *     then a thread per draw finds the block holding its target and the point in it by binary
- *     searches (Okuda's A-ary search by a team per draw, section 3.3, is kept as an option).
+ *     then a thread per draw finds the block holding its target by a binary search and the
+ *     point in it by 16-ary steps (Okuda's A-ary search by a team per draw, section 3.3, is kept
+ *     as an option).
  * The uniforms are drawn on the device up front, so nothing crosses the bus per round; the
  * block totals come back once, for the runs' costs.
  */
@@ -59,6 +60,7 @@
 #endif
 #define KMPP_TAIL_LOOP KMPP_UNROLL(KMPP_UNROLL_TAIL)
 #else
+#define KMPP_UNROLL(count)
 #define KMPP_DIMENSION_LOOP
 #define KMPP_TAIL_LOOP
 #endif
@@ -131,10 +133,28 @@ static inline int kmpp_draw_range(const double *offsets, size_t blocks, size_t n
   *hi = (*lo + PC_SCAN_BLOCK < n ? *lo + PC_SCAN_BLOCK : n) - 1;
   return 1;
 }
+
+/* One probe of an A-ary step of a draw's search in [lo, hi] (the block's prefix sums `local`,
+ * the block's offset and the target, from kmpp_draw_range): 1 when part `part` of `step`
+ * candidates lies wholly before the answer (its last candidate m < hi has local[m + 1] + offset
+ * <= target). The parts that do form a prefix, since the sums never decrease. */
+static inline size_t kmpp_part_fails(const double *local, size_t lo, size_t hi, size_t step, size_t part, double offset,
+                                     double target) {
+  const size_t last = lo + (part + 1) * step - 1;
+  return last < hi && !(local[last + 1] + offset > target);
+}
 DEV_FUNCS_END
 
-/* Block totals a team stages at a time in team-local memory (4 KB). */
+/* Probes of a step of the one-thread search (--search-arity 2): 16 finds a point among 256 in two
+ * steps of 16 loads each in flight together, where a binary search waited for 8 loads one after
+ * another (a fifth of the picks' time, H200). */
+#define KMPP_THREAD_PROBES 16
+
+/* Block totals a team stages at a time in team-local memory (4 KB), and the threads of a run's
+ * team in the picks (each loads KMPP_TOTALS_TILE / KMPP_PICK_THREADS of them, the loads in flight
+ * together: 8 one after another took a fifth of the picks' time, H200). */
 #define KMPP_TOTALS_TILE 512
+#define KMPP_PICK_THREADS 32
 DEV_FUNCS_BEGIN
 /* A run's offsets, by its team (the body of a PAR_TEAMS_FOR iteration; tile: team-local, of
  * KMPP_TOTALS_TILE + 1): offsets[b] = the running sum of sums[0..b), added in order (the scan's
@@ -148,7 +168,17 @@ static inline void kmpp_team_offsets(const double *restrict sums, size_t blocks,
   for (size_t t0 = 0; t0 < blocks; t0 += KMPP_TOTALS_TILE) {
     const size_t len = blocks - t0 < KMPP_TOTALS_TILE ? blocks - t0 : KMPP_TOTALS_TILE;
     TEAM_PAR_FOR()
-    for (size_t b = 0; b < len; b++) tile[b] = sums[t0 + b];
+    for (size_t lane = 0; lane < KMPP_PICK_THREADS; lane++) { /* all of a thread's loads, then its stores */
+      double v[KMPP_TOTALS_TILE / KMPP_PICK_THREADS];
+      KMPP_UNROLL(KMPP_TOTALS_TILE / KMPP_PICK_THREADS)
+      for (size_t u = 0; u < KMPP_TOTALS_TILE / KMPP_PICK_THREADS; u++) {
+        const size_t b = lane + u * KMPP_PICK_THREADS;
+        v[u] = b < len ? sums[t0 + b] : 0.0;
+      }
+      KMPP_UNROLL(KMPP_TOTALS_TILE / KMPP_PICK_THREADS)
+      for (size_t u = 0; u < KMPP_TOTALS_TILE / KMPP_PICK_THREADS; u++)
+        if (lane + u * KMPP_PICK_THREADS < len) tile[lane + u * KMPP_PICK_THREADS] = v[u];
+    }
     TEAM_PAR_FOR()
     for (int one = 0; one < 1; one++) {
       double r = t0 == 0 ? 0.0 : offsets[t0 - 1] + sums[t0 - 1]; /* the previous tile's last addition */
@@ -167,8 +197,8 @@ DEV_FUNCS_END
 void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offsets, size_t n, int runs, int draws,
                      const double *uniforms, long *picks, size_t stride, int arity) {
   const size_t blocks = kmpp_blocks(n), parts = (size_t)arity, all = (size_t)runs * (size_t)draws;
-  if (arity <= 2) { /* a team per run: its offsets (in order), then a thread per draw, binary search */
-    PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams(runs)) thread_limit(32)))
+  if (arity <= 2) { /* a team per run: its offsets (in order), then a thread per draw, KMPP_THREAD_PROBES-ary search */
+    PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams(runs)) thread_limit(KMPP_PICK_THREADS)))
     for (int e = 0; e < runs; e++) {
       double *run_offsets = offsets + (size_t)e * (blocks + 1);
       const double *local = wheel + (size_t)e * n;
@@ -182,10 +212,14 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
         size_t lo = 0, hi = 0;
         long pick = -1;
         if (kmpp_draw_range(search, blocks, n, uniforms[(size_t)e * stride + (size_t)q], &target, &offset, &lo, &hi)) {
-          while (lo < hi) {
-            const size_t mid = lo + (hi - lo) / 2;
-            if (local[mid + 1] + offset > target) hi = mid;
-            else lo = mid + 1;
+          while (lo < hi) { /* KMPP_THREAD_PROBES-ary steps, the probes' loads in flight together */
+            const size_t step = (hi - lo + KMPP_THREAD_PROBES) / KMPP_THREAD_PROBES;
+            size_t failing = 0;
+            KMPP_UNROLL(KMPP_THREAD_PROBES)
+            for (size_t part = 0; part < KMPP_THREAD_PROBES; part++)
+              failing += kmpp_part_fails(local, lo, hi, step, part, offset, target);
+            lo += failing * step;
+            hi = lo + step - 1 < hi ? lo + step - 1 : hi;
           }
           pick = (long)lo;
         }
@@ -194,7 +228,7 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
     }
     return;
   }
-  PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams(runs)) thread_limit(32)))
+  PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams(runs)) thread_limit(KMPP_PICK_THREADS)))
   for (int e = 0; e < runs; e++) {
     double tile[KMPP_TOTALS_TILE + 1];
     TEAM_LOCAL(tile)
@@ -214,10 +248,7 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
         const size_t step = (hi - lo + parts) / parts;
         size_t failing = 0;
         TEAM_PAR_FOR(reduction(+ : failing))
-        for (size_t part = 0; part < parts; part++) {
-          const size_t last = lo + (part + 1) * step - 1;
-          failing += last < hi && !(local[last + 1] + offset > target);
-        }
+        for (size_t part = 0; part < parts; part++) failing += kmpp_part_fails(local, lo, hi, step, part, offset, target);
         lo += failing * step;
         hi = lo + step - 1 < hi ? lo + step - 1 : hi;
       }

@@ -28,7 +28,7 @@ static const char usage[] =
     "  -k K                 number of centres (1 <= K <= chunk size <= n)\n"
     "  --chunk-size M       points per chunk (default ceil(sqrt(n K)))\n"
     "  --repetitions R      k-means# runs per chunk (default ceil(3 ln n))\n"
-    "  --search-arity A     the roulette wheel's search: 2 = binary, a thread per draw; 3..1024 =\n"
+    "  --search-arity A     the roulette wheel's search: 2 = a thread per draw; 3..1024 =\n"
     "                       Okuda's A-ary search, a team of A threads per draw (default 2)\n"
     "  --centres FILE       write the K centres (.npy -> float32 K x d, else text); also --centroids\n"
     "  --labels FILE        second pass over the stream: each point's nearest centre (0-based)\n"
