@@ -799,7 +799,10 @@ static __attribute__((unused)) void km_accumulate_on_host(const float *restrict 
 
 /* New centroids from `copies` copies of the sums and counts: ct[:, c] = mean of cluster c,
  * unchanged for an empty cluster. Returns the summed squared shift of the centroids. Runs on
- * the device, or on the host (one thread, host copies) when on_device is 0. */
+ * the device, or on the host (one thread, host copies) when on_device is 0. Entries are taken
+ * in the order of ct (dimension-major), so that a GPU warp reads and writes consecutive
+ * centroids of one dimension; taken in the order of the sums, its 32 accesses to ct lay kpad
+ * floats apart. */
 static double km_finalize(const double *restrict sums, const long *restrict counts, float *restrict ct, size_t d,
                           int k, int kpad, size_t copies, int on_device) {
   const size_t kd = (size_t)k * d;
@@ -807,8 +810,8 @@ static double km_finalize(const double *restrict sums, const long *restrict coun
   (void)on_device;
   PAR_FOR(reduction(+ : shift) GPU_ONLY(if(target : on_device) num_teams(on_device ? pc_reduction_teams(kd) : 1)
                                             thread_limit(on_device ? PC_GPU_THREADS : 1)))
-  for (size_t e = 0; e < kd; e++) {
-    const size_t c = e / d, j = e % d;
+  for (size_t f = 0; f < kd; f++) {
+    const size_t j = f / (size_t)k, c = f % (size_t)k, e = c * d + j;
     long count = 0;
     double sum = 0.0;
     for (size_t p = 0; p < copies; p++) {
