@@ -57,7 +57,7 @@
 #endif
 
 const char *const km_phase_names[KM_NPHASES] = {"h2d", "assign", "update", "d2h"};
-const char *const km_distance_names[KM_NDISTANCES] = {"direct", "dot", "gemm", "gemm-tf32"};
+const char *const km_distance_names[KM_NDISTANCES] = {"direct", "dot", "gemm", "gemm-tf32", "dot-3xtf32"};
 
 /* Register blocking of the CPU assign step (km_assign_host): a work item compares KM_ROWS
  * consecutive points with a tile of KM_TILE centroids at a time, holding KM_ROWS x KM_TILE
@@ -170,6 +170,31 @@ static inline size_t km_tile_at(int c, size_t j, size_t d, int kpad) {
 }
 DEV_FUNCS_END
 
+DEV_FUNCS_BEGIN
+/* x as a TF32 head and tail for the tensor-core assign step (km_assign_mma): hi = x rounded to
+ * 10 mantissa bits (to nearest, ties away from zero: add half of the dropped part, then clear
+ * it), lo = x - hi (exact in float32) rounded likewise, so that hi + lo keeps about 23 of x's
+ * 24 bits. Bit operations and a subtraction: the device's cvt.rna.tf32.f32 ran on the ALU pipe
+ * as several instructions, which then bounded the kernel (H100: ALU pipe 58% busy, tensor pipe
+ * 34%); clearing the bits without rounding was faster still but lost two bits, enough to change
+ * labels of data far from the origin. */
+static inline unsigned km_float_bits(float x) {
+  unsigned u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+static inline float km_bits_float(unsigned u) {
+  float x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+static inline void km_tf32_split(float x, unsigned *hi, unsigned *lo) {
+  const unsigned head = (km_float_bits(x) + 0x1000u) & 0xffffe000u;
+  *hi = head;
+  *lo = (km_float_bits(x - km_bits_float(head)) + 0x1000u) & 0xffffe000u;
+}
+DEV_FUNCS_END
+
 #if defined(PC_VARIANT_GPU) /* the CPU's assign step is km_assign_host, further down */
 /* The second pass of a split assign step: each point's best of the `splits` candidates in
  * part_d / part_c (the lowest split on ties, whose centroid indices are lower) becomes its
@@ -236,32 +261,51 @@ static inline __attribute__((always_inline)) void km_staged_all(void) {
 #endif
 }
 
-/* Starts thread tid's copies of the chunk of features j0.. of a tiled block (points from i0,
- * centroids from c0) into xs and cs, as one group: xs[e] = feature j0 + e / KM_BLOCK_POINTS of
- * point i0 + e % KM_BLOCK_POINTS, e = tid, tid + KM_BLOCK_THREADS, ... (consecutive threads read
- * consecutive addresses; as the threads are a multiple of the points, a thread always copies the
- * same point), centroids likewise; 0 past the ends. */
-static inline __attribute__((always_inline)) void km_stage_chunk(const float *restrict xt, const float *restrict tiles,
-                                                                 size_t n, size_t d, int kpad, size_t i0, int c0,
-                                                                 size_t j0, int tid, float *xs, float *cs) {
+/* Starts thread tid's copies of the chunk of `depth` features j0.. of a tiled block (points from
+ * i0, centroids from c0) into xs and cs, as one group: row r of xs (xs[r * xs_row ..]) gets feature
+ * j0 + r of points i0 .., row r of cs feature j0 + r of centroids c0 ..; thread tid copies
+ * element tid % KM_BLOCK_POINTS of rows tid / KM_BLOCK_POINTS, + KM_BLOCK_THREADS /
+ * KM_BLOCK_POINTS, ... (consecutive threads read consecutive addresses; as the threads are a
+ * multiple of the points, a thread always copies the same point), centroids likewise; 0 past
+ * the ends. Rows longer than a block (xs_row > KM_BLOCK_POINTS) move the tensor-core kernel's
+ * reads of a column onto different banks; that kernel also has the centroids' TF32 tails
+ * (tiles_lo, into cs_lo like cs; NULL for the other). */
+static inline __attribute__((always_inline)) void
+km_stage_rows(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo, size_t n, size_t d,
+              int kpad, size_t i0, int c0, size_t j0, int depth, int tid, float *xs, int xs_row, float *cs,
+              float *cs_lo, int cs_row) {
   const size_t i = i0 + (size_t)(tid % KM_BLOCK_POINTS);
   const int col = c0 + tid % KM_BLOCK_CENTROIDS;
-  KM_NO_UNROLL for (int u = 0; u < KM_BLOCK_DEPTH * KM_BLOCK_POINTS / KM_BLOCK_THREADS; u++) {
-    const size_t j = j0 + (size_t)(tid / KM_BLOCK_POINTS + u * (KM_BLOCK_THREADS / KM_BLOCK_POINTS));
+  KM_NO_UNROLL for (int u = 0; u < depth * KM_BLOCK_POINTS / KM_BLOCK_THREADS; u++) {
+    const int r = tid / KM_BLOCK_POINTS + u * (KM_BLOCK_THREADS / KM_BLOCK_POINTS);
+    const size_t j = j0 + (size_t)r;
     const int valid = j < d && i < n;
-    km_copy_async(xs + tid + u * KM_BLOCK_THREADS, valid ? xt + j * n + i : xt, valid);
+    km_copy_async(xs + r * xs_row + tid % KM_BLOCK_POINTS, valid ? xt + j * n + i : xt, valid);
   }
-  KM_NO_UNROLL for (int u = 0; u < KM_BLOCK_DEPTH * KM_BLOCK_CENTROIDS / KM_BLOCK_THREADS; u++) {
-    const size_t j = j0 + (size_t)(tid / KM_BLOCK_CENTROIDS + u * (KM_BLOCK_THREADS / KM_BLOCK_CENTROIDS));
+  KM_NO_UNROLL for (int u = 0; u < depth * KM_BLOCK_CENTROIDS / KM_BLOCK_THREADS; u++) {
+    const int r = tid / KM_BLOCK_CENTROIDS + u * (KM_BLOCK_THREADS / KM_BLOCK_CENTROIDS);
+    const size_t j = j0 + (size_t)r;
     const int valid = j < d && col < kpad;
-    km_copy_async(cs + tid + u * KM_BLOCK_THREADS, valid ? tiles + j * (size_t)kpad + (size_t)col : tiles, valid);
+    km_copy_async(cs + r * cs_row + tid % KM_BLOCK_CENTROIDS, valid ? tiles + j * (size_t)kpad + (size_t)col : tiles,
+                  valid);
+    if (tiles_lo)
+      km_copy_async(cs_lo + r * cs_row + tid % KM_BLOCK_CENTROIDS,
+                    valid ? tiles_lo + j * (size_t)kpad + (size_t)col : tiles_lo, valid);
   }
 #if defined(__NVPTX__)
   __nvvm_cp_async_commit_group();
 #endif
 }
 _Static_assert(KM_BLOCK_THREADS % KM_BLOCK_POINTS == 0 && KM_BLOCK_THREADS % KM_BLOCK_CENTROIDS == 0,
-               "km_stage_chunk: a thread copies one point and one centroid");
+               "km_stage_rows: a thread copies one point and one centroid");
+
+/* km_stage_rows for km_tiled_block: KM_BLOCK_DEPTH rows of a block's width, no tails. */
+static inline __attribute__((always_inline)) void km_stage_chunk(const float *restrict xt, const float *restrict tiles,
+                                                                 size_t n, size_t d, int kpad, size_t i0, int c0,
+                                                                 size_t j0, int tid, float *xs, float *cs) {
+  km_stage_rows(xt, tiles, NULL, n, d, kpad, i0, c0, j0, KM_BLOCK_DEPTH, tid, xs, KM_BLOCK_POINTS, cs, NULL,
+                KM_BLOCK_CENTROIDS);
+}
 
 /* One team's share of km_assign_tiled, by thread `tid` of KM_BLOCK_THREADS: point block
  * b / splits against the centroid blocks of range s = b % splits, through the team memory xs
@@ -406,6 +450,165 @@ static long km_assign_tiled(const float *restrict xt, const float *restrict tile
   return l.splits == 1 ? changed : km_merge_splits(labels, part_d, part_c, n, l.splits);
 }
 
+/* The tensor-core assign step (--distance dot-3xtf32, KM_DISTANCE_DOT_3XTF32): the dot form's
+ * x.c by the TF32 tensor cores' mma.sync (m16n8k8: a warp multiplies 16 points by 8 centroids
+ * over 8 features), each float split into a TF32 head and tail (km_tf32_split; the centroids
+ * once per iteration by km_prepare, the points as they are read) and x.c taken as
+ * lo.hi + hi.lo + hi.hi: CUTLASS's "3xTF32", about as accurate as float32 (the lo.lo term it
+ * drops is about 2^-24 of the product) at the tensor cores' rate. The blocks, the staging in
+ * team-local memory (cp.async, double buffered), the splits and the candidates' merge are
+ * km_assign_tiled's; warp w of a team takes the block's points 32w .. 32w + 31 against all its
+ * 64 centroids (2 x 8 mma tiles, 64 sums a thread). Rows of the staged chunk are 8 floats
+ * longer than a block, so that the 32 threads' fragment loads (rows t and t + 4, columns g and
+ * g + 8, with g = lane / 4 and t = lane % 4) fall on 32 different banks. Sums run in the tensor
+ * cores' order, not feature by feature, so labels can differ from the other forms' on
+ * near-ties (as cuBLAS' do). */
+#define KM_MMA_XS_ROW (KM_BLOCK_POINTS + 8)
+#define KM_MMA_CS_ROW (KM_BLOCK_CENTROIDS + 8)
+#ifndef KM_MMA_DEPTH
+#define KM_MMA_DEPTH 8 /* features a chunk (16: 2% faster at d = 1000, 37% slower at d = 8; H100) */
+#endif
+_Static_assert(KM_BLOCK_POINTS == 32 * (KM_BLOCK_THREADS / 32) && KM_BLOCK_CENTROIDS == 64 && KM_MMA_DEPTH % 8 == 0,
+               "km_mma_block: a warp takes 32 points and 64 centroids, chunks of whole mma K steps");
+
+/* acc += a b for one m16n8k8 tile (a: the thread's 4 TF32 values of the 16 x 8 A fragment, b:
+ * its 2 of the 8 x 8 B fragment, acc: its 4 of the 16 x 8 sums). */
+static inline __attribute__((always_inline)) void km_mma_tf32(float acc[4], const unsigned a[4], const unsigned b[2]) {
+#if defined(__NVPTX__)
+  __asm__ volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                   "{%0, %1, %2, %3};"
+                   : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+  (void)acc, (void)a, (void)b;
+#endif
+}
+
+/* One team's share of km_assign_mma, by thread `tid`: as km_tiled_block, with warp w's points
+ * 32w + 16 mi + g + 8 h (mi, h in {0, 1}) and, in the sums acc[mi][ni][2 h + e], centroid
+ * 8 ni + 2 t + e of the current block. Each thread keeps the best of its columns for its 4
+ * points, then the 4 threads of a group compare theirs by shuffles (ties to the lowest index).
+ * The centroids come split (tiles, tiles_lo: km_prepare), the points are split here. Returns
+ * how many labels this thread changed. */
+static inline __attribute__((always_inline)) int
+km_mma_block(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo,
+             const float *restrict cn, int *restrict labels, float *restrict part_d, int *restrict part_c, size_t n,
+             size_t d, int kpad, km_layout l, int b, int tid, float *restrict xs, float *restrict cs,
+             float *restrict cs_lo) {
+  const int s = b % l.splits, warp = tid / 32, g = tid % 32 / 4, t = tid % 4;
+  const size_t i0 = (size_t)(b / l.splits) * KM_BLOCK_POINTS;
+  const int cb_begin = s * l.tiles_per_split;
+  const int cb_end = cb_begin + l.tiles_per_split < l.tiles ? cb_begin + l.tiles_per_split : l.tiles;
+  float best[4];
+  int best_c[4];
+  KM_UNROLL for (int r = 0; r < 4; r++) {
+    best[r] = INFINITY;
+    best_c[r] = cb_begin * KM_BLOCK_CENTROIDS;
+  }
+  KM_NO_UNROLL for (int cb = cb_begin; cb < cb_end; cb++) {
+    const int c0 = cb * KM_BLOCK_CENTROIDS;
+    float acc[2][8][4];
+    KM_UNROLL for (int mi = 0; mi < 2; mi++)
+      KM_UNROLL for (int ni = 0; ni < 8; ni++)
+        KM_UNROLL for (int e = 0; e < 4; e++) acc[mi][ni][e] = 0.0f;
+    const size_t chunks = (d + KM_MMA_DEPTH - 1) / KM_MMA_DEPTH;
+    km_stage_rows(xt, tiles, tiles_lo, n, d, kpad, i0, c0, 0, KM_MMA_DEPTH, tid, xs, KM_MMA_XS_ROW, cs, cs_lo,
+                  KM_MMA_CS_ROW);
+    KM_NO_UNROLL for (size_t q = 0; q < chunks; q++) {
+      if (q + 1 < chunks) {
+        const size_t next = ((q + 1) % 2) * KM_MMA_DEPTH;
+        km_stage_rows(xt, tiles, tiles_lo, n, d, kpad, i0, c0, (q + 1) * KM_MMA_DEPTH, KM_MMA_DEPTH, tid,
+                      xs + next * KM_MMA_XS_ROW, KM_MMA_XS_ROW, cs + next * KM_MMA_CS_ROW, cs_lo + next * KM_MMA_CS_ROW,
+                      KM_MMA_CS_ROW);
+        km_staged_but_last();
+      } else {
+        km_staged_all();
+      }
+      ompx_sync_block_acq_rel();
+      KM_UNROLL for (int ks = 0; ks < KM_MMA_DEPTH / 8; ks++) {
+        const float *xq = xs + ((q % 2) * KM_MMA_DEPTH + ks * 8) * KM_MMA_XS_ROW + warp * 32 + g;
+        const size_t row = ((q % 2) * KM_MMA_DEPTH + ks * 8) * KM_MMA_CS_ROW + g;
+        const float *cq = cs + row, *cq_lo = cs_lo + row;
+        unsigned a_hi[2][4], a_lo[2][4];
+        KM_UNROLL for (int mi = 0; mi < 2; mi++)
+          KM_UNROLL for (int e = 0; e < 4; e++) /* rows t, t + 4 (features) x columns g, g + 8 (points) */
+            km_tf32_split(xq[(t + 4 * (e / 2)) * KM_MMA_XS_ROW + mi * 16 + 8 * (e % 2)], &a_hi[mi][e], &a_lo[mi][e]);
+        KM_UNROLL for (int nn = 0; nn < 8; nn += 2) { /* two centroid tiles: four sums in flight */
+          unsigned b_hi[2][2], b_lo[2][2];
+          KM_UNROLL for (int ni = 0; ni < 2; ni++)
+            KM_UNROLL for (int e = 0; e < 2; e++) {
+              b_hi[ni][e] = km_float_bits(cq[(t + 4 * e) * KM_MMA_CS_ROW + (nn + ni) * 8]);
+              b_lo[ni][e] = km_float_bits(cq_lo[(t + 4 * e) * KM_MMA_CS_ROW + (nn + ni) * 8]);
+            }
+          KM_UNROLL for (int mi = 0; mi < 2; mi++) /* the small terms first */
+            KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_lo[mi], b_hi[ni]);
+          KM_UNROLL for (int mi = 0; mi < 2; mi++)
+            KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_hi[mi], b_lo[ni]);
+          KM_UNROLL for (int mi = 0; mi < 2; mi++)
+            KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_hi[mi], b_hi[ni]);
+        }
+      }
+      ompx_sync_block_acq_rel(); /* buffer q % 2 is free for chunk q + 2 */
+    }
+    KM_UNROLL for (int ni = 0; ni < 8; ni++)
+      KM_UNROLL for (int e = 0; e < 2; e++) {
+        const int col = c0 + ni * 8 + 2 * t + e;
+        const float norm = col < kpad ? cn[col] : INFINITY;
+        KM_UNROLL for (int r = 0; r < 4; r++) { /* point r: mi = r / 2, h = r % 2 */
+          const float dist = norm - 2.0f * acc[r / 2][ni][2 * (r % 2) + e];
+          if (dist < best[r]) {
+            best[r] = dist;
+            best_c[r] = col;
+          }
+        }
+      }
+  }
+  int mine = 0;
+  KM_UNROLL for (int r = 0; r < 4; r++) {
+    KM_UNROLL for (int step = 2; step > 0; step /= 2) {
+      const float other = ompx_shfl_down_sync_f(~0ull, best[r], (unsigned)step, 4);
+      const int other_c = ompx_shfl_down_sync_i(~0ull, best_c[r], (unsigned)step, 4);
+      if (other < best[r] || (other == best[r] && other_c < best_c[r])) {
+        best[r] = other;
+        best_c[r] = other_c;
+      }
+    }
+    const size_t i = i0 + (size_t)(warp * 32 + (r / 2) * 16 + (r % 2) * 8 + g);
+    if (t == 0 && i < n) {
+      long changed = 0;
+      km_keep(labels, part_d, part_c, n, i, s, l.splits, best[r], best_c[r], &changed);
+      mine += (int)changed;
+    }
+  }
+  return mine;
+}
+
+/* The assign step on the tensor cores (see km_mma_block); returns how many labels changed. The
+ * caller has checked that kernels run on the GPU (a bare region does not run on the host). */
+static long km_assign_mma(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo,
+                          const float *restrict cn, int *restrict labels, float *restrict part_d,
+                          int *restrict part_c, size_t n, size_t d, int kpad, km_layout l) {
+  long changed = 0;
+  const int teams = (int)(l.groups * (size_t)l.splits);
+#pragma omp target teams ompx_bare num_teams(teams) thread_limit(KM_BLOCK_THREADS) map(tofrom : changed)
+  {
+    static float xs[2 * KM_MMA_DEPTH * KM_MMA_XS_ROW] __attribute__((aligned(16)));
+    TEAM_LOCAL(xs)
+    static float cs[2 * KM_MMA_DEPTH * KM_MMA_CS_ROW] __attribute__((aligned(16)));
+    TEAM_LOCAL(cs)
+    static float cs_lo[2 * KM_MMA_DEPTH * KM_MMA_CS_ROW] __attribute__((aligned(16)));
+    TEAM_LOCAL(cs_lo)
+    const int b = ompx_block_id_x(), tid = ompx_thread_id_x();
+    int mine = km_mma_block(xt, tiles, tiles_lo, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, cs_lo);
+    for (unsigned step = 16; step > 0; step /= 2) mine += ompx_shfl_down_sync_i(~0ull, mine, step, 32);
+    if (tid % 32 == 0 && mine) {
+#pragma omp atomic update
+      changed += mine;
+    }
+  }
+  return l.splits == 1 ? changed : km_merge_splits(labels, part_d, part_c, n, l.splits);
+}
+
 #else /* seq and omp */
 
 /* The CPU's micro-kernel, for KM_ROWS points (xq[j * xld + r], `depth` features) and
@@ -538,15 +741,24 @@ static long km_assign_host(const float *restrict xt, const float *restrict tiles
  * |x - c|^2 = |x|^2 + cn[c] - 2 x.cs_c, where |x|^2 is the same for every centroid; the shift
  * keeps the float32 products small when the data sit far from the origin. Direct form: cn = 0,
  * and on the CPU cs = ct (unshifted, in the CPU's tile order; the GPU reads ct itself).
- * Padding centroids: cs = 0, cn = +inf. */
+ * Padding centroids: cs = 0, cn = +inf. With `split` (the tensor cores' dot form), cs and cs_lo
+ * get the TF32 head and tail of each shifted value (km_tf32_split), cn the exact norm. */
 static void km_prepare(const float *restrict ct, const float *restrict offset, float *restrict cs,
-                       float *restrict cn, size_t d, int k, int kpad, int direct) {
+                       float *restrict cs_lo, float *restrict cn, size_t d, int k, int kpad, int direct, int split) {
   PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
   for (int c = 0; c < kpad; c++) {
     double norm = 0.0;
     for (size_t j = 0; j < d && (!direct || !PC_HAS_DEVICE); j++) { /* the GPU's direct form reads ct */
       const float shifted = c < k ? ct[j * (size_t)kpad + c] - (direct ? 0.0f : offset[j]) : 0.0f;
-      cs[km_tile_at(c, j, d, kpad)] = shifted;
+      const size_t at = km_tile_at(c, j, d, kpad);
+      if (split) {
+        unsigned hi, lo;
+        km_tf32_split(shifted, &hi, &lo);
+        cs[at] = km_bits_float(hi);
+        cs_lo[at] = km_bits_float(lo);
+      } else {
+        cs[at] = shifted;
+      }
       norm += (double)shifted * shifted + 2.0 * (double)offset[j] * shifted;
     }
     cn[c] = c >= k ? INFINITY : direct ? 0.0f : (float)norm;
@@ -844,17 +1056,20 @@ static double km_sse(const float *restrict xt, const float *restrict ct, const i
   return sse;
 }
 
-/* One assign step: through cuBLAS when `gemm` is given (gpu variant), else the GPU's kernel
- * (km_assign) or the CPU's blocked loop (km_assign_host). Returns the number of labels that
- * changed, or -1 with a pc_fail message (a cuBLAS error). */
+/* One assign step: through cuBLAS when `gemm` is given (gpu variant), on the tensor cores when
+ * `tensor` (gpu variant on a GPU), else the GPU's kernel (km_assign_tiled) or the CPU's blocked
+ * loop (km_assign_host). Returns the number of labels that changed, or -1 with a pc_fail message
+ * (a cuBLAS error). */
 static long km_assign_step(const float *restrict xt, const float *restrict ct, const float *restrict cs,
-                           const float *restrict cn, int *restrict labels, float *restrict part_d, int *restrict part_c,
-                           size_t n, size_t d, int k, int kpad, km_layout l, int direct, const km_gemm_scratch *gemm) {
+                           const float *restrict cs_lo, const float *restrict cn, int *restrict labels,
+                           float *restrict part_d, int *restrict part_c, size_t n, size_t d, int k, int kpad,
+                           km_layout l, int direct, int tensor, const km_gemm_scratch *gemm) {
   if (gemm) return km_gemm_assign(gemm, xt, cs, cn, labels, n, d, k, kpad);
 #if defined(PC_VARIANT_GPU)
+  if (tensor) return km_assign_mma(xt, cs, cs_lo, cn, labels, part_d, part_c, n, d, kpad, l);
   return km_assign_tiled(xt, direct ? ct : cs, cn, labels, part_d, part_c, n, d, kpad, l, direct);
 #else
-  (void)ct, (void)part_d, (void)part_c, (void)l;
+  (void)ct, (void)cs_lo, (void)part_d, (void)part_c, (void)l, (void)tensor;
   return km_assign_host(xt, cs, cn, labels, n, d, kpad, direct);
 #endif
 }
@@ -864,6 +1079,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   const int k = params->k, direct = params->distance == KM_DISTANCE_DIRECT;
   /* cuBLAS for the dot products (kmeans_gemm.c); km_prepare makes the same cs and cn as for dot */
   const int gemm = params->distance == KM_DISTANCE_GEMM || params->distance == KM_DISTANCE_GEMM_TF32;
+  const int tensor = params->distance == KM_DISTANCE_DOT_3XTF32; /* the dot form's cs and cn too */
   const int kpad = (k + KM_TILE - 1) / KM_TILE * KM_TILE;
   const km_update_plan update = km_plan_update(n, d, k);
   const size_t kd = (size_t)k * d, ct_len = (size_t)kpad * d, copies = update.copies;
@@ -880,6 +1096,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
 
   float *ct = pc_try_alloc(ct_len, sizeof *ct, "centroids");
   float *cs = pc_try_alloc(ct_len, sizeof *cs, "shifted centroids");
+  const size_t lo_len = tensor ? ct_len : 1; /* the tails of cs (tensor cores) */
+  float *cs_lo = pc_try_alloc(lo_len, sizeof *cs_lo, "shifted centroids' TF32 tails");
   float *cn = pc_try_alloc((size_t)kpad, sizeof *cn, "centroid norms");
   float *offset = pc_try_alloc(d, sizeof *offset, "centroid offset");
   float *part_d = pc_try_alloc(part_len, sizeof *part_d, "candidate distances");
@@ -888,7 +1106,11 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   long *counts = pc_try_alloc(copies * (size_t)k, sizeof *counts, "cluster counts");
   km_gemm_scratch scratch = {0};
   int rc = -1, failed = 0;
-  if (!ct || !cs || !cn || !offset || !part_d || !part_c || !sums || !counts) goto out;
+  if (tensor && !pc_offloading()) {
+    pc_fail("--distance dot-3xtf32 runs on the GPU's tensor cores, but kernels run on the host");
+    goto out;
+  }
+  if (!ct || !cs || !cs_lo || !cn || !offset || !part_d || !part_c || !sums || !counts) goto out;
   /* cuBLAS' handle and device scratch: before the clock, like the program's device start-up */
   if (gemm && km_gemm_begin(n, d, k, params->distance == KM_DISTANCE_GEMM_TF32, &scratch) != 0) goto out;
   memset(ct, 0, ct_len * sizeof *ct);
@@ -904,18 +1126,18 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   const double t_start = pc_now();
   double t0 = t_start;
   DEV_ENTER(map(to : xt[0 : n * d], ct[0 : ct_len], offset[0 : d], labels[0 : n])
-                map(alloc : cs[0 : ct_len], cn[0 : kpad], part_d[0 : part_len], part_c[0 : part_len],
-                        sums[0 : copies * kd], counts[0 : copies * k]))
+                map(alloc : cs[0 : ct_len], cs_lo[0 : lo_len], cn[0 : kpad], part_d[0 : part_len],
+                        part_c[0 : part_len], sums[0 : copies * kd], counts[0 : copies * k]))
   result->phase_s[KM_PHASE_H2D] += pc_now() - t0;
 
   const int iterations_wanted = params->fixed_iter > 0 ? params->fixed_iter : params->max_iter;
   for (int it = 0; it < iterations_wanted; it++) {
     const double t_iter = pc_now();
-    km_prepare(ct, offset, cs, cn, d, k, kpad, direct);
+    km_prepare(ct, offset, cs, cs_lo, cn, d, k, kpad, direct, tensor);
     t0 = pc_now();
     result->phase_s[KM_PHASE_UPDATE] += t0 - t_iter;
-    const long changed = km_assign_step(xt, ct, cs, cn, labels, part_d, part_c, n, d, k, kpad, layout, direct,
-                                        gemm ? &scratch : NULL);
+    const long changed = km_assign_step(xt, ct, cs, cs_lo, cn, labels, part_d, part_c, n, d, k, kpad, layout, direct,
+                                        tensor, gemm ? &scratch : NULL);
     if (changed < 0) { /* a cuBLAS error: release the device data, then fail */
       failed = 1;
       break;
@@ -952,8 +1174,9 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   if (!failed) result->sse = km_sse(xt, ct, labels, n, d, kpad);
   t0 = pc_now();
   DEV_UPDATE(from(labels[0 : n], ct[0 : ct_len]))
-  DEV_EXIT(map(delete : xt[0 : n * d], ct[0 : ct_len], offset[0 : d], labels[0 : n], cs[0 : ct_len], cn[0 : kpad],
-                   part_d[0 : part_len], part_c[0 : part_len], sums[0 : copies * kd], counts[0 : copies * k]))
+  DEV_EXIT(map(delete : xt[0 : n * d], ct[0 : ct_len], offset[0 : d], labels[0 : n], cs[0 : ct_len],
+                   cs_lo[0 : lo_len], cn[0 : kpad], part_d[0 : part_len], part_c[0 : part_len], sums[0 : copies * kd],
+                   counts[0 : copies * k]))
   result->phase_s[KM_PHASE_D2H] += pc_now() - t0;
   result->total_s = pc_now() - t_start;
 
@@ -962,6 +1185,6 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   rc = failed ? -1 : 0;
 out:
   km_gemm_end(&scratch);
-  free(ct), free(cs), free(cn), free(offset), free(part_d), free(part_c), free(sums), free(counts);
+  free(ct), free(cs), free(cs_lo), free(cn), free(offset), free(part_d), free(part_c), free(sums), free(counts);
   return rc;
 }

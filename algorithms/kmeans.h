@@ -20,8 +20,18 @@ typedef enum { KM_UPDATE_DEVICE, KM_UPDATE_HOST } km_update_where;
  * rounding can break exact ties and reorder near-ties). KM_DISTANCE_GEMM and KM_DISTANCE_GEMM_TF32
  * (gpu variant only, kmeans_gemm.h): the dot form with the dot products from cuBLAS' SGEMM, in
  * float32 or on TF32 tensor cores (inputs rounded to 10-bit mantissas, as PyTorch with
- * allow_tf32); other builds, or a gpu run on the host, fail with a message. */
-typedef enum { KM_DISTANCE_DIRECT, KM_DISTANCE_DOT, KM_DISTANCE_GEMM, KM_DISTANCE_GEMM_TF32, KM_NDISTANCES } km_distance;
+ * allow_tf32); other builds, or a gpu run on the host, fail with a message. KM_DISTANCE_DOT_3XTF32
+ * (gpu variant on a GPU only, likewise): the dot form with x.c from the TF32 tensor cores, each
+ * float split into two TF32 parts ("3xTF32"), about as accurate as float32 (kmeans.c,
+ * km_assign_mma). */
+typedef enum {
+  KM_DISTANCE_DIRECT,
+  KM_DISTANCE_DOT,
+  KM_DISTANCE_GEMM,
+  KM_DISTANCE_GEMM_TF32,
+  KM_DISTANCE_DOT_3XTF32,
+  KM_NDISTANCES
+} km_distance;
 extern const char *const km_distance_names[KM_NDISTANCES];
 
 /* Timed phases of one run; names follow the report's JSON keys. Cao et al.'s cost model:

@@ -40,6 +40,8 @@ static const char usage[] =
     "  --distance gemm|gemm-tf32  (gpu variant) the dot form with the dot products from cuBLAS' SGEMM,\n"
     "                       in float32 or on TF32 tensor cores (as PyTorch with allow_tf32); cuBLAS is\n"
     "                       opened at run time: $PRAGMACLUST_CUBLAS, else libcublas.so[.13|.12|.11]\n"
+    "  --distance dot-3xtf32  (gpu variant on a GPU) the dot form with x.c on the TF32 tensor cores,\n"
+    "                       each float split into two TF32 parts: about float32's accuracy\n"
     "  --labels FILE        write labels (0-based; .npy -> int32 array, else one per line)\n"
     "  --centroids FILE     write final centroids (.npy -> float32 K x d, else text)\n"
     "common options:\n"
@@ -84,10 +86,14 @@ static void handle_option(int id, const char *arg, void *ctx) {
       else if (!strcmp(arg, "direct")) o->params.distance = KM_DISTANCE_DIRECT;
       else if (!strcmp(arg, "gemm")) o->params.distance = KM_DISTANCE_GEMM;
       else if (!strcmp(arg, "gemm-tf32")) o->params.distance = KM_DISTANCE_GEMM_TF32;
-      else pc_die(PC_EXIT_USAGE, "option --distance: expected direct, dot, gemm or gemm-tf32, got '%s'", arg);
+      else if (!strcmp(arg, "dot-3xtf32")) o->params.distance = KM_DISTANCE_DOT_3XTF32;
+      else pc_die(PC_EXIT_USAGE, "option --distance: expected direct, dot, gemm, gemm-tf32 or dot-3xtf32, got '%s'", arg);
       if ((o->params.distance == KM_DISTANCE_GEMM || o->params.distance == KM_DISTANCE_GEMM_TF32) && !km_gemm_built())
         pc_die(PC_EXIT_USAGE, "option --distance %s: needs the gpu variant (cuBLAS on the GPU); this is the %s build", arg,
                pc_build_variant());
+      if (o->params.distance == KM_DISTANCE_DOT_3XTF32 && !PC_HAS_DEVICE)
+        pc_die(PC_EXIT_USAGE, "option --distance %s: needs the gpu variant (the GPU's tensor cores); this is the %s build",
+               arg, pc_build_variant());
       break;
     case OPT_LABELS: o->labels_path = arg; break;
     case OPT_CENTROIDS: o->centroids_path = arg; break;
@@ -148,6 +154,9 @@ int pc_cmd_kmeans(int argc, char **argv) {
   const int gemm = o.params.distance == KM_DISTANCE_GEMM || o.params.distance == KM_DISTANCE_GEMM_TF32;
   if (gemm && km_gemm_load(o.params.distance == KM_DISTANCE_GEMM_TF32) != 0)
     pc_die(PC_EXIT_NO_DEVICE, "kmeans: %s", pc_last_error());
+  if (o.params.distance == KM_DISTANCE_DOT_3XTF32 && !pc_offloading())
+    pc_die(PC_EXIT_NO_DEVICE, "kmeans: --distance dot-3xtf32 runs on the GPU's tensor cores, but this run's kernels run "
+                              "on the host (--allow-host without a usable GPU); use --distance dot or direct");
   if ((size_t)o.k > pts.n) pc_die(PC_EXIT_USAGE, "kmeans: -k %lld is larger than the number of points (%zu)", o.k, pts.n);
   const size_t n = pts.n, d = pts.d, k = (size_t)o.k;
   o.params.k = (int)k;

@@ -7,9 +7,10 @@ iterations), GFLOP/s counted as 2nkd per iteration, the fraction of the float32 
 --peak-tflops, 60 for an H100/H200), and the phase split (assign = distances and labels;
 update = sums, counts, new centroids and the next distance tiles; the last column names how the
 sums were taken, the report's update_sums). When the gpu variant runs on
-a GPU it adds rows for `--distance gemm` and `gemm-tf32` (the dot products from cuBLAS' SGEMM in
-float32 and TF32; --gemm no leaves them out; cuBLAS as the program finds it, see
-PRAGMACLUST_CUBLAS in the README). Where PyTorch with CUDA is importable it adds PyTorch fp32
+a GPU it adds rows for `--distance dot-3xtf32` (the dot products on the TF32 tensor cores, each
+float split into two TF32 parts: about float32's accuracy), `gemm` and `gemm-tf32` (the dot
+products from cuBLAS' SGEMM in float32 and TF32; --gemm no leaves these two out; cuBLAS as the
+program finds it, see PRAGMACLUST_CUBLAS in the README). Where PyTorch with CUDA is importable it adds PyTorch fp32
 and TF32 rows (reference_kmeans.py), and with --sklearn scikit-learn's Lloyd on the host.
 
   experiments/bench_kmeans.py [--bin DIR] [--variants seq,omp,gpu] [--cases issue|odd|NxDxK,...]
@@ -66,7 +67,7 @@ def main():
     if args.sklearn and not reference_kmeans.sklearn_available():
         sys.exit("bench_kmeans.py: --sklearn needs scikit-learn and threadpoolctl")
 
-    header = (f"{'case (n x d, k)':<24} {'impl':<12} {'ms/iter':>9} {'GFLOP/s':>8} {'floor':>6} "
+    header = (f"{'case (n x d, k)':<24} {'impl':<15} {'ms/iter':>9} {'GFLOP/s':>8} {'floor':>6} "
               f"{'assign ms':>9} {'update ms':>9}  where")
     print(header)
     print("-" * len(header))
@@ -82,8 +83,8 @@ def main():
             binary = os.path.join(args.bin, f"pragmaclust-{variant}")
             results.append(run_variant(binary, n, d, k, its, ["--update", args.update, "--distance", args.distance]))
             on_gpu = isinstance(results[-1][0], dict) and results[-1][0]["device"].startswith("GPU")
-            if variant == "gpu" and on_gpu and args.gemm == "yes":
-                for distance in ("gemm", "gemm-tf32"):
+            if variant == "gpu" and on_gpu:
+                for distance in ("dot-3xtf32",) + (("gemm", "gemm-tf32") if args.gemm == "yes" else ()):
                     results.append(run_variant(binary, n, d, k, its, ["--update", args.update, "--distance", distance],
                                                name=f"gpu {distance}"))
         if use_torch:
@@ -93,13 +94,13 @@ def main():
             results.append((reference_kmeans.sklearn_kmeans(n, d, k, threads=args.sklearn), None))
         for res, err in results:
             if err:
-                print(f"{label:<24} {res:<12} {err}")
+                print(f"{label:<24} {res:<15} {err}")
                 continue
             per_iter = res["iteration_s"]
             split = [f"{res[p] * 1e3:>9.3f}" if res[p] is not None else f"{'':>9}" for p in ("assign_s", "update_s")]
             where = res["device"] + (f", centroids in {res['splits']} ranges" if res.get("splits", 1) > 1 else "")
             where += f", sums {res['sums']}" if res.get("sums") else ""
-            print(f"{label:<24} {res['name']:<12} {per_iter * 1e3:>9.3f} {flop / per_iter * 1e-9:>8.0f} "
+            print(f"{label:<24} {res['name']:<15} {per_iter * 1e3:>9.3f} {flop / per_iter * 1e-9:>8.0f} "
                   f"{floor_s / per_iter:>6.1%} {split[0]} {split[1]}  {where}")
             sys.stdout.flush()
             rows.append([n, d, k, res["name"], per_iter, flop / per_iter * 1e-9, floor_s / per_iter, res["assign_s"],

@@ -415,14 +415,16 @@ def test_k_equals_one_and_k_equals_n(variant, work):
 # ---- --distance gemm / gemm-tf32: the assign step through cuBLAS (gpu variant) --------------
 
 GEMM_DISTANCES = ["gemm", "gemm-tf32"]
+GPU_ONLY_DISTANCES = GEMM_DISTANCES + ["dot-3xtf32"]  # refused where kernels do not run on a GPU
 ON_GPU = os.environ.get("PRAGMACLUST_REQUIRE_GPU") == "1"
 needs_gpu = pytest.mark.skipif(not ON_GPU, reason="cuBLAS runs on a GPU: PRAGMACLUST_REQUIRE_GPU=1 on a GPU machine "
                                "(with libcublas on the loader's path or PRAGMACLUST_CUBLAS set)")
 
 
-@pytest.mark.parametrize("distance", GEMM_DISTANCES)
+@pytest.mark.parametrize("distance", GPU_ONLY_DISTANCES)
 def test_gemm_refused_by_host_variants(seq, omp, work, distance):
-    """seq and omp have no cuBLAS path: exit 2, one line naming the gpu variant, no output."""
+    """seq and omp have no cuBLAS or tensor-core path: exit 2, one line naming the gpu variant, no
+    output."""
     for b in (seq, omp):
         rc, out, err = b.run("kmeans", "gen:blobs:n=1000,d=2", "-k", 3, "--distance", distance, "--labels",
                              work / "l.txt", "--report", work / "r.json")
@@ -433,10 +435,10 @@ def test_gemm_refused_by_host_variants(seq, omp, work, distance):
         assert out == "" and list(work.iterdir()) == []
 
 
-@pytest.mark.parametrize("distance", GEMM_DISTANCES)
+@pytest.mark.parametrize("distance", GPU_ONLY_DISTANCES)
 def test_gemm_refused_when_kernels_run_on_the_host(gpu, gpu_direct, work, distance):
-    """The gpu program run on the host (--allow-host without a GPU) has no cuBLAS to call:
-    exit 3 (no usable GPU), one line, no output files."""
+    """The gpu program run on the host (--allow-host without a GPU) has no cuBLAS to call and no
+    tensor cores: exit 3 (no usable GPU), one line, no output files."""
     if gpu_usable(gpu_direct):
         pytest.skip("this machine has a GPU: the host fallback is not what runs")
     rc, out, err = gpu.run("kmeans", "gen:blobs:n=1000,d=2", "-k", 3, "--distance", distance, "--labels",
@@ -481,11 +483,12 @@ def blobs_near_origin(seed, n, d, k, std=0.05):
 
 
 @needs_gpu
-@pytest.mark.parametrize("distance", GEMM_DISTANCES)
+@pytest.mark.parametrize("distance", GPU_ONLY_DISTANCES)
 @pytest.mark.parametrize("d,k", [(64, 16), (300, 40), (5, 30)])
 def test_gemm_blobs_match_reference(gpu, work, distance, d, k):
     """Clusters near the origin, centroids started near them: TF32's rounding is far below the
-    gaps, so both GEMM forms give the reference's labels and iterations."""
+    gaps, so both GEMM forms and the tensor-core kernel give the reference's labels and
+    iterations."""
     x, init = blobs_near_origin(d + k, 5000, d, k)
     labels, cent, rep = kmeans(gpu, work, write_points(work / "x.txt", x), k, init, "--distance", distance)
     ref_labels, ref_cent, ref_sse, ref_iter, ref_conv = lloyd(x, init)
@@ -497,13 +500,14 @@ def test_gemm_blobs_match_reference(gpu, work, distance, d, k):
 
 
 @needs_gpu
-@pytest.mark.parametrize("distance,sse_rtol,min_agreement", [("gemm", 1e-4, 0.95), ("gemm-tf32", 1e-3, 0.0)])
+@pytest.mark.parametrize("distance,sse_rtol,min_agreement",
+                         [("gemm", 1e-4, 0.95), ("gemm-tf32", 1e-3, 0.0), ("dot-3xtf32", 1e-4, 0.95)])
 def test_gemm_uniform_sse(gpu, work, distance, sse_rtol, min_agreement):
     """Uniform data (the benchmark's kind: near-ties everywhere), 20000 x 256, k = 64, 10 passes.
     float32: near-ties go either way and the paths part (the dot form on the host kept 98.7% of
     the reference's labels, SSE within 2.4e-6), so >= 95% of the labels and SSE within 1e-4.
     TF32: a NumPy model of its rounding kept 84% of the labels, so only the final SSE is
-    compared, within 1e-3 relative (the model: 5e-5)."""
+    compared, within 1e-3 relative (the model: 5e-5). 3xTF32 is held to float32's bounds."""
     rng = np.random.default_rng(256)
     x = f32(rng.random((20000, 256), dtype=np.float32))
     init = x[:64]
@@ -528,6 +532,42 @@ def test_gemm_blocks_match_dot(gpu, work):
         assert_labels_equal(labels, dot[0], f"{distance} vs dot")
         assert rep["iterations"] == dot[2]["iterations"]
         assert rel(rep["sse"], dot[2]["sse"]) <= 1e-5
+
+
+# ---- --distance dot-3xtf32: the dot products on the TF32 tensor cores (gpu variant on a GPU) --
+
+
+@needs_gpu
+@pytest.mark.parametrize("d,k,origin", GEMM_CASES, ids=[f"d{d}-k{k}-at{o:g}" for d, k, o in GEMM_CASES])
+def test_tensor_matches_reference(gpu, work, d, k, origin):
+    """The tensor-core kernel on the float32 cases of the dot form and cuBLAS (data far from the
+    origin included: the head and tail of each float keep 21 of its bits)."""
+    x = f32(separated_data(d * 1000 + k, 4 * k, d, k) + origin)
+    init = random_rows(x, k, 1)
+    labels, cent, rep = kmeans(gpu, work, write_points(work / "x.txt", x), k, init, "--distance", "dot-3xtf32")
+    ref_labels, ref_cent, ref_sse, ref_iter, ref_conv = lloyd(x, init)
+    assert rep["params"]["distance"] == "dot-3xtf32" and rep["device"]["offloading"] is True
+    assert_labels_equal(labels, ref_labels, "dot-3xtf32 vs reference")
+    assert rep["iterations"] == ref_iter and rep["converged"] is ref_conv
+    assert rel(rep["sse"], ref_sse) <= 1e-4
+    np.testing.assert_allclose(cent, ref_cent, rtol=1e-5, atol=1e-4 * max(np.abs(x - origin).max(), 1.0))
+
+
+@needs_gpu
+@pytest.mark.parametrize("n,d,k", [(1000, 13, 300), (777, 9, 129), (5000, 70, 1000)])
+def test_tensor_split_blocks_match_dot(gpu, work, n, d, k):
+    """Few points against many centroids (the centroid blocks split among teams, candidates
+    merged), n not a multiple of the 128-point block, d not of the 8-feature chunk, k not of
+    the 64-centroid block: on well-separated clusters the labels, iterations and SSE of the
+    feature-by-feature dot form."""
+    x, init = blobs_near_origin(n + d + k, n, d, k, std=0.002)
+    path, init_path = write_points(work / "x.txt", x), write_points(work / "init.txt", init)
+    dot = kmeans(gpu, work, path, k, init_path, "--max-iter", 20, "--distance", "dot", tag="dot")
+    labels, _, rep = kmeans(gpu, work, path, k, init_path, "--max-iter", 20, "--distance", "dot-3xtf32", tag="tc")
+    assert rep["centroid_splits"] > 1
+    assert_labels_equal(labels, dot[0], "dot-3xtf32 vs dot")
+    assert rep["iterations"] == dot[2]["iterations"]
+    assert rel(rep["sse"], dot[2]["sse"]) <= 1e-5
 
 
 # ---- the gpu variant without a GPU --------------------------------------------------------
