@@ -7,7 +7,8 @@
  *     sum((x - c)^2); with KM_DISTANCE_DOT (--distance dot) it is |c|^2 - 2 x.c (dropping
  *     |x|^2, the same for every centroid), one multiply-add per feature, on centroids shifted
  *     by their initial mean (km_prepare); --distance gemm and gemm-tf32 (gpu variant) take the
- *     dot products of that form from cuBLAS instead (kmeans_gemm.c). The CPU and the GPU take
+ *     dot products of that form from cuBLAS instead (kmeans_gemm.c), --distance dot-3xtf32 (gpu
+ *     variant on a GPU) from the TF32 tensor cores in km_assign_mma. The CPU and the GPU take
  *     different loops here (the one exception in this file), each blocked for its memory:
  *     - GPU (km_assign_tiled): a GEMM-style kernel. A team of 128 threads takes 128 points
  *       against 64 centroids at a time; chunks of 8 features of both are copied into team-local
