@@ -233,6 +233,19 @@ static inline void km_keep(int *restrict labels, float *restrict part_d, int *re
 }
 DEV_FUNCS_END
 
+/* The best of `width` neighbouring threads' candidates (*best, centroid *best_c), ties to the
+ * lowest index, left in the first of them by halving shuffles. */
+static inline __attribute__((always_inline)) void km_lanes_best(float *best, int *best_c, const int width) {
+  KM_UNROLL for (int step = width / 2; step > 0; step /= 2) {
+    const float other = ompx_shfl_down_sync_f(~0ull, *best, (unsigned)step, width);
+    const int other_c = ompx_shfl_down_sync_i(~0ull, *best_c, (unsigned)step, width);
+    if (other < *best || (other == *best && other_c < *best_c)) {
+      *best = other;
+      *best_c = other_c;
+    }
+  }
+}
+
 /* Where thread (ty, tx)'s row r / column c of a block lies: two runs of four, half a block
  * apart, so that the 16 threads across a row read consecutive 16-byte pieces of team memory
  * (no bank conflicts) and a thread's four values are one 16-byte load. */
@@ -377,14 +390,7 @@ km_tiled_block(const float *restrict xt, const float *restrict tiles, const floa
    * shuffles leave each point's best, ties to the lowest index, in the row's first thread */
   int mine = 0;
   KM_UNROLL for (int r = 0; r < KM_THREAD_POINTS; r++) {
-    KM_UNROLL for (int step = KM_BLOCK_COLS / 2; step > 0; step /= 2) {
-      const float other = ompx_shfl_down_sync_f(~0ull, best[r], (unsigned)step, KM_BLOCK_COLS);
-      const int other_c = ompx_shfl_down_sync_i(~0ull, best_c[r], (unsigned)step, KM_BLOCK_COLS);
-      if (other < best[r] || (other == best[r] && other_c < best_c[r])) {
-        best[r] = other;
-        best_c[r] = other_c;
-      }
-    }
+    km_lanes_best(&best[r], &best_c[r], KM_BLOCK_COLS);
     const size_t i = i0 + (size_t)KM_BLOCK_ROW(ty, r);
     if (tx == 0 && i < n) {
       long changed = 0;
@@ -566,14 +572,7 @@ km_mma_block(const float *restrict xt, const float *restrict tiles, const float 
   }
   int mine = 0;
   KM_UNROLL for (int r = 0; r < 4; r++) {
-    KM_UNROLL for (int step = 2; step > 0; step /= 2) {
-      const float other = ompx_shfl_down_sync_f(~0ull, best[r], (unsigned)step, 4);
-      const int other_c = ompx_shfl_down_sync_i(~0ull, best_c[r], (unsigned)step, 4);
-      if (other < best[r] || (other == best[r] && other_c < best_c[r])) {
-        best[r] = other;
-        best_c[r] = other_c;
-      }
-    }
+    km_lanes_best(&best[r], &best_c[r], 4);
     const size_t i = i0 + (size_t)(warp * 32 + (r / 2) * 16 + (r % 2) * 8 + g);
     if (t == 0 && i < n) {
       long changed = 0;
