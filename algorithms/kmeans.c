@@ -47,6 +47,7 @@
 #include "util.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -264,6 +265,15 @@ static inline __attribute__((always_inline)) void km_copy_async(float *team_dst,
   *team_dst = valid ? *src : 0.0f;
 #endif
 }
+/* km_copy_async for four consecutive floats, 16-byte aligned at both ends. */
+static inline __attribute__((always_inline)) void km_copy_async4(float *team_dst, const float *src, int valid) {
+#if defined(__NVPTX__)
+  __nvvm_cp_async_cg_shared_global_16((__attribute__((address_space(3))) void *)team_dst,
+                                      (__attribute__((address_space(1))) const void *)src, valid ? 16 : 0);
+#else
+  for (int e = 0; e < 4; e++) team_dst[e] = valid ? src[e] : 0.0f;
+#endif
+}
 static inline __attribute__((always_inline)) void km_staged_but_last(void) {
 #if defined(__NVPTX__)
   __nvvm_cp_async_wait_group(1);
@@ -289,29 +299,38 @@ km_stage_rows(const float *restrict xt, const float *restrict tiles, const float
               int kpad, size_t i0, int c0, size_t j0, int depth, int tid, float *xs, int xs_row, float *cs,
               float *cs_lo, int cs_row) {
   const size_t i = i0 + (size_t)(tid % KM_BLOCK_POINTS);
-  const int col = c0 + tid % KM_BLOCK_CENTROIDS;
   KM_NO_UNROLL for (int u = 0; u < depth * KM_BLOCK_POINTS / KM_BLOCK_THREADS; u++) {
     const int r = tid / KM_BLOCK_POINTS + u * (KM_BLOCK_THREADS / KM_BLOCK_POINTS);
     const size_t j = j0 + (size_t)r;
     const int valid = j < d && i < n;
     km_copy_async(xs + r * xs_row + tid % KM_BLOCK_POINTS, valid ? xt + j * n + i : xt, valid);
   }
-  KM_NO_UNROLL for (int u = 0; u < depth * KM_BLOCK_CENTROIDS / KM_BLOCK_THREADS; u++) {
-    const int r = tid / KM_BLOCK_CENTROIDS + u * (KM_BLOCK_THREADS / KM_BLOCK_CENTROIDS);
-    const size_t j = j0 + (size_t)r;
+  /* centroids four at a time where the arrays start on 16 bytes (the device's allocations do):
+   * rows are then whole 16-byte pieces (kpad and cs_row are multiples of 4), and a piece lies
+   * wholly below kpad or wholly above it; else one at a time */
+  const int pieces = ((uintptr_t)tiles | (uintptr_t)(tiles_lo ? tiles_lo : tiles)) % 16 == 0;
+  const int per_row = pieces ? KM_BLOCK_CENTROIDS / 4 : KM_BLOCK_CENTROIDS, width = pieces ? 4 : 1;
+  const int col = c0 + width * (tid % per_row);
+  KM_NO_UNROLL for (int u = 0; u < depth * per_row / KM_BLOCK_THREADS; u++) {
+    const int r = tid / per_row + u * (KM_BLOCK_THREADS / per_row);
+    const size_t j = j0 + (size_t)r, at = j * (size_t)kpad + (size_t)col;
     const int valid = j < d && col < kpad;
-    km_copy_async(cs + r * cs_row + tid % KM_BLOCK_CENTROIDS, valid ? tiles + j * (size_t)kpad + (size_t)col : tiles,
-                  valid);
-    if (tiles_lo)
-      km_copy_async(cs_lo + r * cs_row + tid % KM_BLOCK_CENTROIDS,
-                    valid ? tiles_lo + j * (size_t)kpad + (size_t)col : tiles_lo, valid);
+    float *dst = cs + r * cs_row + (col - c0), *dst_lo = cs_lo + r * cs_row + (col - c0);
+    if (pieces) {
+      km_copy_async4(dst, valid ? tiles + at : tiles, valid);
+      if (tiles_lo) km_copy_async4(dst_lo, valid ? tiles_lo + at : tiles_lo, valid);
+    } else {
+      km_copy_async(dst, valid ? tiles + at : tiles, valid);
+      if (tiles_lo) km_copy_async(dst_lo, valid ? tiles_lo + at : tiles_lo, valid);
+    }
   }
 #if defined(__NVPTX__)
   __nvvm_cp_async_commit_group();
 #endif
 }
-_Static_assert(KM_BLOCK_THREADS % KM_BLOCK_POINTS == 0 && KM_BLOCK_THREADS % KM_BLOCK_CENTROIDS == 0,
-               "km_stage_rows: a thread copies one point and one centroid");
+_Static_assert(KM_BLOCK_THREADS % KM_BLOCK_POINTS == 0 && KM_BLOCK_THREADS % (KM_BLOCK_CENTROIDS / 4) == 0 &&
+                   KM_TILE % 4 == 0,
+               "km_stage_rows: a thread copies one point and one piece of four centroids");
 
 /* km_stage_rows for km_tiled_block: KM_BLOCK_DEPTH rows of a block's width, no tails. */
 static inline __attribute__((always_inline)) void km_stage_chunk(const float *restrict xt, const float *restrict tiles,
