@@ -234,17 +234,25 @@ static inline void km_keep(int *restrict labels, float *restrict part_d, int *re
 }
 DEV_FUNCS_END
 
-/* The best of `width` neighbouring threads' candidates (*best, centroid *best_c), ties to the
- * lowest index, left in the first of them by halving shuffles. */
-static inline __attribute__((always_inline)) void km_lanes_best(float *best, int *best_c, const int width) {
+/* Point i's candidate in an assign kernel, held by `width` neighbouring threads (best, centroid
+ * best_c; `first`: this thread is the first of them): halving shuffles leave the best, ties to
+ * the lowest index, in the first thread, which keeps it (km_keep) when i < n. Returns 1 when
+ * that changed the label, else 0. */
+static inline __attribute__((always_inline)) int km_keep_lanes_best(int *restrict labels, float *restrict part_d,
+                                                                    int *restrict part_c, size_t n, size_t i, int s,
+                                                                    int splits, float best, int best_c,
+                                                                    const int width, int first) {
   KM_UNROLL for (int step = width / 2; step > 0; step /= 2) {
-    const float other = ompx_shfl_down_sync_f(~0ull, *best, (unsigned)step, width);
-    const int other_c = ompx_shfl_down_sync_i(~0ull, *best_c, (unsigned)step, width);
-    if (other < *best || (other == *best && other_c < *best_c)) {
-      *best = other;
-      *best_c = other_c;
+    const float other = ompx_shfl_down_sync_f(~0ull, best, (unsigned)step, width);
+    const int other_c = ompx_shfl_down_sync_i(~0ull, best_c, (unsigned)step, width);
+    if (other < best || (other == best && other_c < best_c)) {
+      best = other;
+      best_c = other_c;
     }
   }
+  long changed = 0;
+  if (first && i < n) km_keep(labels, part_d, part_c, n, i, s, splits, best, best_c, &changed);
+  return (int)changed;
 }
 
 /* Where thread (ty, tx)'s row r / column c of a block lies: two runs of four, half a block
@@ -408,15 +416,9 @@ km_tiled_block(const float *restrict xt, const float *restrict tiles, const floa
   /* the KM_BLOCK_COLS neighbouring threads of a row hold its points' candidates: halving
    * shuffles leave each point's best, ties to the lowest index, in the row's first thread */
   int mine = 0;
-  KM_UNROLL for (int r = 0; r < KM_THREAD_POINTS; r++) {
-    km_lanes_best(&best[r], &best_c[r], KM_BLOCK_COLS);
-    const size_t i = i0 + (size_t)KM_BLOCK_ROW(ty, r);
-    if (tx == 0 && i < n) {
-      long changed = 0;
-      km_keep(labels, part_d, part_c, n, i, s, l.splits, best[r], best_c[r], &changed);
-      mine += (int)changed;
-    }
-  }
+  KM_UNROLL for (int r = 0; r < KM_THREAD_POINTS; r++)
+    mine += km_keep_lanes_best(labels, part_d, part_c, n, i0 + (size_t)KM_BLOCK_ROW(ty, r), s, l.splits, best[r],
+                               best_c[r], KM_BLOCK_COLS, tx == 0);
   return mine;
 }
 
@@ -590,15 +592,9 @@ km_mma_block(const float *restrict xt, const float *restrict tiles, const float 
       }
   }
   int mine = 0;
-  KM_UNROLL for (int r = 0; r < 4; r++) {
-    km_lanes_best(&best[r], &best_c[r], 4);
-    const size_t i = i0 + (size_t)(warp * 32 + (r / 2) * 16 + (r % 2) * 8 + g);
-    if (t == 0 && i < n) {
-      long changed = 0;
-      km_keep(labels, part_d, part_c, n, i, s, l.splits, best[r], best_c[r], &changed);
-      mine += (int)changed;
-    }
-  }
+  KM_UNROLL for (int r = 0; r < 4; r++) /* point r: mi = r / 2, h = r % 2 */
+    mine += km_keep_lanes_best(labels, part_d, part_c, n, i0 + (size_t)(warp * 32 + (r / 2) * 16 + (r % 2) * 8 + g),
+                               s, l.splits, best[r], best_c[r], 4, t == 0);
   return mine;
 }
 

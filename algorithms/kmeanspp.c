@@ -310,6 +310,14 @@ static inline double kmpp_staged_value(const double *x, const long *picked, size
   return j < d ? x[(size_t)picked[q] * ps + j * ds] : 0.0;
 }
 
+/* *best = s and, with at, *at = index, when s is lower (strictly: ties keep the earlier one). */
+static inline __attribute__((always_inline)) void kmpp_lower(double s, double *best, int *at, int index) {
+  if (s < *best) {
+    *best = s;
+    if (at) *at = index;
+  }
+}
+
 /* A point's values xi (in registers) against the staged chosen points staged[q * KMPP_REG_DIMS
  * ..], q < count: *best = min(*best, D^2), summed in double in dimension order as the generic
  * loops sum it (the same bits); with at != NULL, *at = first + q of the chosen point that last
@@ -333,14 +341,8 @@ static inline __attribute__((always_inline)) void kmpp_point_picks(const double 
       s0 += diff0 * diff0;
       s1 += diff1 * diff1;
     }
-    if (s0 < *best) {
-      *best = s0;
-      if (at) *at = first + q;
-    }
-    if (s1 < *best) {
-      *best = s1;
-      if (at) *at = first + q + 1;
-    }
+    kmpp_lower(s0, best, at, first + q);
+    kmpp_lower(s1, best, at, first + q + 1);
   }
   if (q < count) { /* an odd last one */
     const double *c = staged + (size_t)q * KMPP_REG_DIMS;
@@ -350,10 +352,7 @@ static inline __attribute__((always_inline)) void kmpp_point_picks(const double 
       const double diff = xi[j] - c[j];
       s2 += diff * diff;
     }
-    if (s2 < *best) {
-      *best = s2;
-      if (at) *at = first + q;
-    }
+    kmpp_lower(s2, best, at, first + q);
   }
 }
 
