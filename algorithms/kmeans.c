@@ -46,6 +46,7 @@
 #include "par.h"
 #include "util.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -780,18 +781,80 @@ static void km_prepare(const float *restrict ct, const float *restrict offset, f
   }
 }
 
+/* The update step sums in fixed point: value x of dimension j becomes the integer
+ * x * 2^s_j toward zero (km_to_fixed), and sums are 64-bit integers: exact, so they do not depend on
+ * the order in which threads, teams or variants add the points, and every variant computes the
+ * same centroids from the same labels, bit for bit. s_j is chosen once per run
+ * (km_fixed_scales) so that no sum of n values can overflow; a centroid is then exact to within
+ * 2^-s_j, about 2^-(62 - log2 n) of the dimension's largest |x| (2^-42 at n = 1M): finer than
+ * its float32 value unless it is 2^(38 - log2 n) times smaller than that largest |x|. (Summing
+ * in double instead loses up to n 2^-53 of the cluster's sum of |x|.) Why not doubles: GPU
+ * threads add into team-shared memory with atomics, and the GPU has native shared-memory
+ * atomics only for 32-bit integers; a double (or 64-bit integer) add there is a
+ * compare-and-swap loop, which bounded the update step (H200, n = 100k, d = k = 1000: 578
+ * against 353 us a pass with the same loop on two 32-bit words, km_team_add). */
+typedef long long km_fixed;
+
+DEV_FUNCS_BEGIN
+/* x * scale toward zero: scale is a power of two, so the float product is exact (or below 1,
+ * where it becomes 0 either way), and one conversion makes it an integer */
+static inline km_fixed km_to_fixed(float x, float scale) { return (km_fixed)(x * scale); }
+DEV_FUNCS_END
+
+/* Team-local fixed-point sums (km_team_add, km_team_sum). On the GPU a sum is two 32-bit words
+ * (low first), which the team's threads add to at once by two native 32-bit atomics: the low
+ * word's returns the word as it was, which tells whether the add carried into the high word (the
+ * high word's add takes q's high half and that carry; integer adds commute, so the pair ends
+ * exact whatever the order). A CPU team is one thread, which adds a 64-bit integer plainly. */
+#if defined(PC_VARIANT_GPU)
+typedef unsigned km_team_word;
+#define KM_SUM_WORDS 2
+#else
+typedef km_fixed km_team_word;
+#define KM_SUM_WORDS 1
+#endif
+DEV_FUNCS_BEGIN
+static inline __attribute__((always_inline)) void km_team_add(km_team_word *sums, size_t e, km_fixed q) {
+#if defined(PC_VARIANT_GPU)
+  const unsigned low = (unsigned)q;
+  unsigned before;
+#pragma omp atomic capture
+  {
+    before = sums[2 * e];
+    sums[2 * e] += low;
+  }
+  const unsigned high = (unsigned)((unsigned long long)q >> 32) + (before + low < before);
+  if (high) {
+#pragma omp atomic update
+    sums[2 * e + 1] += high;
+  }
+#else
+  sums[e] += q;
+#endif
+}
+static inline km_fixed km_team_sum(const km_team_word *sums, size_t e) {
+#if defined(PC_VARIANT_GPU)
+  return (km_fixed)((unsigned long long)sums[2 * e + 1] << 32 | sums[2 * e]);
+#else
+  return sums[e];
+#endif
+}
+DEV_FUNCS_END
+
 /* The update step's sums and counts (km_accumulate) take one of three methods, chosen once per
- * run by km_plan_update. Team-local memory holds KM_TEAM_SUMS doubles (32 KB: GPU shared memory,
- * or a CPU thread's stack, where a team is one thread).
- *  - Whole clusters (km_accumulate_in_teams): the sums and counts of all k clusters, k * (d + 1)
- *    doubles, fit. Each team sums its share of the points there and adds the result to the
- *    global sums once: the GPU's atomics hit team-shared memory, and only
- *    teams * k * (d + 1) of them reach global memory.
+ * run by km_plan_update. The counts are one more dimension, j = d, of value 1: the global sums
+ * are (d + 1) x k, dimension-major (sums[j * k + c]), `copies` times over. Team-local memory
+ * holds KM_TEAM_SUMS sums (32 KB: GPU shared memory, or a CPU thread's stack, where a team is one
+ * thread).
+ *  - Whole clusters (km_accumulate_in_teams): the sums of all k clusters, k * (d + 1), fit.
+ *    Each team sums its share of the points there and adds the result to the global sums once:
+ *    the GPU's atomics hit team-shared memory, and only teams * k * (d + 1) of them reach global
+ *    memory.
  *  - By dimension (km_accumulate_by_dimension): only the k sums of one dimension fit. A team
- *    takes one dimension j (the counts are one more, a dimension of ones) and one range of the
- *    points: its threads read xt[j*n + i] and labels[i] for consecutive i (coalesced on the GPU)
- *    and add into the team's sum of cluster labels[i]; then the team adds its k sums to the
- *    global ones (a plain store where a dimension has one range: no global atomics).
+ *    takes one dimension j and one range of the points: its threads read xt[j*n + i] and
+ *    labels[i] for consecutive i (coalesced on the GPU) and add into the team's sum of cluster
+ *    labels[i]; then the team adds its k sums to the global ones (a plain store where a
+ *    dimension has one range: no global atomics).
  *  - Shared sums (k > KM_TEAM_SUMS, or by dimension turned off): GPU threads add each point into
  *    one of several global copies of the sums with atomics; CPU threads sum into private copies
  *    through an OpenMP array reduction.
@@ -824,17 +887,19 @@ static void km_prepare(const float *restrict ct, const float *restrict offset, f
 #ifndef KM_UPDATE_THREADS
 #define KM_UPDATE_THREADS PC_GPU_THREADS /* GPU threads per team of the team-local methods */
 #endif
-/* By dimension on the GPU: a team keeps up to KM_LOCAL_COPIES copies of its k sums (a power of
- * two, as many as fit) and thread i adds into copy i % copies, so that the threads of a warp
- * whose points share a cluster add to different addresses (in different banks: copies lie an odd
- * number of doubles apart) instead of waiting on one another; the team adds the copies up. A CPU
- * team is one thread and keeps one. */
-#ifndef KM_LOCAL_COPIES
+/* A thread of the team-local methods reads KM_UPDATE_BATCH points' labels and values before it
+ * adds them, so that their loads are in flight together (H200, n = 100k, d = k = 1000, doubles:
+ * 578 us a pass one point at a time, 498 us four at a time). On the GPU a loop item takes points
+ * KM_UPDATE_LANES (a warp) apart, so that each load of a warp reads consecutive addresses; a
+ * CPU thread takes consecutive points. */
 #if defined(PC_VARIANT_GPU)
-#define KM_LOCAL_COPIES 32
-#else
-#define KM_LOCAL_COPIES 1
+#ifndef KM_UPDATE_BATCH
+#define KM_UPDATE_BATCH 8
 #endif
+#define KM_UPDATE_LANES 32
+#else
+#define KM_UPDATE_BATCH 1 /* the CPU's out-of-order core overlaps the loads of successive points itself */
+#define KM_UPDATE_LANES 1
 #endif
 /* Shared sums: the number of global copies (GPU). Thread i adds into copy i % copies, so that
  * fewer atomics collide on one address (km_finalize adds the copies up); as many copies as fit
@@ -852,10 +917,9 @@ static const char *const km_sums_names[] = {"whole-clusters", "by-dimension", "s
 
 typedef struct {
   km_sums_method method;
-  int teams;        /* whole clusters: teams, each summing a share of the points */
-  int ranges;       /* by dimension: ranges of the points per dimension (one team each) */
-  int local_copies; /* by dimension: copies of a team's k sums (a power of two) */
-  size_t copies;    /* shared sums: copies of the global sums and counts; 1 otherwise */
+  int teams;     /* whole clusters: teams, each summing a share of the points */
+  int ranges;    /* by dimension: ranges of the points per dimension (one team each) */
+  size_t copies; /* shared sums: copies of the global sums; 1 otherwise */
 } km_update_plan;
 
 /* Teams of a team-local method: KM_GPU_UPDATE_TEAMS on the GPU, one per host thread. */
@@ -875,7 +939,7 @@ static int km_update_teams(void) {
 static km_update_plan km_plan_update(size_t n, size_t d, int k) {
   const int setting = KM_SETTING(KM_BY_DIMENSION_, KM_UPDATE_BY_DIMENSION);
   const size_t whole = (size_t)k * (d + 1);
-  km_update_plan p = {KM_SUMS_SHARED, 1, 1, 1, 1};
+  km_update_plan p = {KM_SUMS_SHARED, 1, 1, 1};
   if (whole <= KM_TEAM_SUMS && (setting == 0 || (setting < 0 && whole <= KM_BY_DIMENSION_ABOVE))) {
     p.method = KM_SUMS_WHOLE;
     p.teams = km_update_teams();
@@ -884,91 +948,122 @@ static km_update_plan km_plan_update(size_t n, size_t d, int k) {
     const size_t want = ((size_t)km_update_teams() + d) / (d + 1),
                  most = (n + KM_UPDATE_THREADS - 1) / KM_UPDATE_THREADS;
     p.ranges = (int)(want < most ? want : most);
-    while (2 * p.local_copies <= KM_LOCAL_COPIES && (size_t)(2 * p.local_copies) * ((size_t)k | 1) <= KM_TEAM_SUMS)
-      p.local_copies *= 2;
   } else {
 #if defined(PC_VARIANT_GPU)
-    const size_t fit = KM_SUM_COPY_BYTES / ((size_t)k * d * sizeof(double));
+    const size_t fit = KM_SUM_COPY_BYTES / ((size_t)k * (d + 1) * sizeof(km_fixed));
     p.copies = fit < 1 ? 1 : fit > KM_MAX_SUM_COPIES ? KM_MAX_SUM_COPIES : fit;
 #endif
   }
   return p;
 }
 
+/* Ranges of points per dimension for km_fixed_scales' pass: about km_update_teams() teams in
+ * all, each range at least a point per GPU thread. */
+static size_t km_scale_ranges(size_t n, size_t d) {
+  const size_t want = ((size_t)km_update_teams() + d - 1) / d, most = (n + PC_GPU_THREADS - 1) / PC_GPU_THREADS;
+  return want < most ? want : most > 0 ? most : 1;
+}
+
+/* scale[j] = 2^s_j and unscale[j] = 2^-s_j for the d dimensions and 1 for the counts (j = d),
+ * the host and device copies both: s_j = 62 - n_bits - e_j, where n < 2^n_bits and dimension
+ * j's largest |x| < 2^e_j, so that n values |x| 2^s_j sum below 2^62; at most 126, so that 2^s_j
+ * is a float (data below 2^-64 then keep their bits down to 2^-126). One pass over the data,
+ * each dimension cut into `ranges` ranges of points (a team each, its largest |x| in
+ * part[r * d + j]); a maximum does not depend on the order it is taken in, so every variant
+ * picks the same exponents. */
+static void km_fixed_scales(const float *restrict xt, size_t n, size_t d, size_t ranges, float *restrict part,
+                            float *restrict scale, double *restrict unscale) {
+  const size_t units = d * ranges;
+  PAR_TEAMS_FOR(num_teams(pc_device_teams((int)units)) thread_limit(PC_GPU_THREADS))
+  for (size_t u = 0; u < units; u++) {
+    const size_t j = u % d, lo = n * (u / d) / ranges, hi = n * (u / d + 1) / ranges;
+    float top = 0.0f;
+    TEAM_PAR_FOR(reduction(max : top))
+    for (size_t i = lo; i < hi; i++) top = fmaxf(top, fabsf(xt[j * n + i]));
+    part[u] = top;
+  }
+  DEV_UPDATE(from(part[0 : units]))
+  int n_bits = 0;
+  while (n_bits < 62 && (size_t)1 << n_bits <= n) n_bits++;
+  for (size_t j = 0; j <= d; j++) {
+    float top = 0.0f;
+    for (size_t r = 0; r < ranges && j < d; r++) top = fmaxf(top, part[r * d + j]);
+    int e = 0;
+    if (top > 0.0f) frexpf(top, &e);
+    const int s = j == d ? 0 : 62 - n_bits - e < 126 ? 62 - n_bits - e : 126;
+    scale[j] = ldexpf(1.0f, s);
+    unscale[j] = ldexp(1.0, -s);
+  }
+  DEV_UPDATE(to(scale[0 : d + 1], unscale[0 : d + 1]))
+}
+
 /* Whole clusters: team t sums points [t * n / teams, (t+1) * n / teams) into `local` (cluster
- * c's sums at c * (d + 1), its count after them), then adds them to the global sums and counts.
- * On the CPU a team is one thread and `local` is private to it. */
-static void km_accumulate_in_teams(const float *restrict xt, const int *restrict labels, double *restrict sums,
-                                   long *restrict counts, size_t n, size_t d, int k, int teams) {
+ * c's sums at c * (d + 1), its count after them), then adds them to the global sums. On the CPU
+ * a team is one thread and `local` is private to it. */
+static void km_accumulate_in_teams(const float *restrict xt, const int *restrict labels, km_fixed *restrict sums,
+                                   const float *restrict scale, size_t n, size_t d, int k, int teams) {
   const size_t row = d + 1, len = (size_t)k * row;
   PAR_TEAMS_FOR(num_teams(teams) thread_limit(KM_UPDATE_THREADS))
   for (int t = 0; t < teams; t++) {
-    double local[KM_TEAM_SUMS];
+    km_team_word local[KM_SUM_WORDS * KM_TEAM_SUMS];
     TEAM_LOCAL(local)
     TEAM_PAR_FOR()
-    for (size_t e = 0; e < len; e++) local[e] = 0.0;
+    for (size_t e = 0; e < KM_SUM_WORDS * len; e++) local[e] = 0;
     const size_t lo = n * (size_t)t / (size_t)teams, hi = n * (size_t)(t + 1) / (size_t)teams;
     TEAM_PAR_FOR()
     for (size_t i = lo; i < hi; i++) {
       const size_t base = (size_t)labels[i] * row;
-      for (size_t j = 0; j < d; j++) {
-        GPU_ATOMIC
-        local[base + j] += xt[j * n + i];
-      }
-      GPU_ATOMIC
-      local[base + d] += 1.0;
+      for (size_t j = 0; j < d; j++) km_team_add(local, base + j, km_to_fixed(xt[j * n + i], scale[j]));
+      km_team_add(local, base + d, 1);
     }
     TEAM_PAR_FOR()
     for (size_t e = 0; e < len; e++) {
-      const size_t c = e / row, j = e % row;
-      if (local[e] == 0.0) continue; /* nothing to add (most entries when k is large) */
-      if (j < d) {
-        PAR_ATOMIC
-        sums[c * d + j] += local[e];
-      } else {
-        PAR_ATOMIC
-        counts[c] += (long)local[e];
-      }
+      const km_fixed s = km_team_sum(local, e);
+      if (s == 0) continue; /* nothing to add (most entries when k is large) */
+      PAR_ATOMIC
+      sums[e % row * (size_t)k + e / row] += s;
     }
   }
 }
 
 /* By dimension: team u takes dimension j = u % (d + 1) (j = d: the counts) of points range
- * r = u / (d + 1), so that the teams at work together read the same labels. Its sum of cluster c
- * is the sum of copies q * stride + c of `local`; with one range it is the global value itself. */
-static void km_accumulate_by_dimension(const float *restrict xt, const int *restrict labels, double *restrict sums,
-                                       long *restrict counts, size_t n, size_t d, int k, km_update_plan p) {
-  const size_t row = d + 1, ranges = (size_t)p.ranges, mask = (size_t)p.local_copies - 1;
-  const size_t stride = mask ? (size_t)k | 1 : (size_t)k, len = (size_t)p.local_copies * stride;
+ * r = u / (d + 1), so that the teams at work together read the same labels. */
+static void km_accumulate_by_dimension(const float *restrict xt, const int *restrict labels, km_fixed *restrict sums,
+                                       const float *restrict scale, size_t n, size_t d, int k, km_update_plan p) {
+  const size_t row = d + 1, ranges = (size_t)p.ranges;
   const int units = (int)(row * ranges);
   PAR_TEAMS_FOR(num_teams(pc_device_teams(units)) thread_limit(KM_UPDATE_THREADS))
   for (int u = 0; u < units; u++) {
-    double local[KM_TEAM_SUMS];
+    km_team_word local[KM_SUM_WORDS * KM_TEAM_SUMS];
     TEAM_LOCAL(local)
     const size_t j = (size_t)u % row, r = (size_t)u / row;
+    const float sj = scale[j];
     TEAM_PAR_FOR()
-    for (size_t e = 0; e < len; e++) local[e] = 0.0;
-    const size_t lo = n * r / ranges, hi = n * (r + 1) / ranges;
+    for (size_t e = 0; e < KM_SUM_WORDS * (size_t)k; e++) local[e] = 0;
+    const size_t lo = n * r / ranges, hi = n * (r + 1) / ranges, per_group = KM_UPDATE_BATCH * KM_UPDATE_LANES;
+    const size_t items = (hi - lo + per_group - 1) / per_group * KM_UPDATE_LANES;
     TEAM_PAR_FOR()
-    for (size_t i = lo; i < hi; i++) {
-      GPU_ATOMIC
-      local[(i & mask) * stride + (size_t)labels[i]] += j < d ? (double)xt[j * n + i] : 1.0;
+    for (size_t g = 0; g < items; g++) { /* points first + b * KM_UPDATE_LANES, b < KM_UPDATE_BATCH */
+      const size_t first = lo + g / KM_UPDATE_LANES * per_group + g % KM_UPDATE_LANES;
+      float value[KM_UPDATE_BATCH];
+      int label[KM_UPDATE_BATCH];
+      KM_UNROLL for (int b = 0; b < KM_UPDATE_BATCH; b++) { /* every load before the first add */
+        const size_t i = first + (size_t)b * KM_UPDATE_LANES;
+        label[b] = i < hi ? labels[i] : 0;
+        value[b] = i < hi && j < d ? xt[j * n + i] : 0.0f;
+      }
+      KM_UNROLL for (int b = 0; b < KM_UPDATE_BATCH; b++)
+        if (first + (size_t)b * KM_UPDATE_LANES < hi)
+          km_team_add(local, (size_t)label[b], j < d ? km_to_fixed(value[b], sj) : 1);
     }
     TEAM_PAR_FOR()
     for (size_t c = 0; c < (size_t)k; c++) {
-      double s = 0.0;
-      for (size_t q = 0; q <= mask; q++) s += local[q * stride + c];
+      const km_fixed s = km_team_sum(local, c);
       if (ranges == 1) { /* the dimension's only team: the value is its own */
-        if (j < d) sums[c * d + j] = s;
-        else counts[c] = (long)s;
-      } else if (s != 0.0) {
-        if (j < d) {
-          PAR_ATOMIC
-          sums[c * d + j] += s;
-        } else {
-          PAR_ATOMIC
-          counts[c] += (long)s;
-        }
+        sums[j * (size_t)k + c] = s;
+      } else if (s != 0) {
+        PAR_ATOMIC
+        sums[j * (size_t)k + c] += s;
       }
     }
   }
@@ -978,79 +1073,88 @@ static void km_accumulate_by_dimension(const float *restrict xt, const int *rest
  * sums of whole clusters or of one dimension; otherwise GPU threads add point i into copy
  * i % copies with atomics and CPU threads (copies = 1) sum into private copies through the
  * array reduction. */
-static void km_accumulate(const float *restrict xt, const int *restrict labels, double *restrict sums,
-                          long *restrict counts, size_t n, size_t d, int k, km_update_plan p) {
-  const size_t kd = (size_t)k * d, copies = p.copies, sums_len = copies * kd, len = sums_len + copies * (size_t)k;
+static void km_accumulate(const float *restrict xt, const int *restrict labels, km_fixed *restrict sums,
+                          const float *restrict scale, size_t n, size_t d, int k, km_update_plan p) {
+  const size_t row = d + 1, copies = p.copies, len = copies * row * (size_t)k;
   if (p.method != KM_SUMS_BY_DIMENSION || p.ranges > 1) { /* by dimension in one range stores every value */
     PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
-    for (size_t e = 0; e < len; e++) {
-      if (e < sums_len) sums[e] = 0.0;
-      else counts[e - sums_len] = 0;
-    }
+    for (size_t e = 0; e < len; e++) sums[e] = 0;
   }
   if (p.method == KM_SUMS_WHOLE) {
-    km_accumulate_in_teams(xt, labels, sums, counts, n, d, k, p.teams);
+    km_accumulate_in_teams(xt, labels, sums, scale, n, d, k, p.teams);
     return;
   }
   if (p.method == KM_SUMS_BY_DIMENSION) {
-    km_accumulate_by_dimension(xt, labels, sums, counts, n, d, k, p);
+    km_accumulate_by_dimension(xt, labels, sums, scale, n, d, k, p);
     return;
   }
 
   /* The one loop where variants differ in method: reduction on the CPU, atomics on the GPU. */
-  PAR_FOR(HOST_ONLY(reduction(+ : sums[0 : kd], counts[0 : k])) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(HOST_ONLY(reduction(+ : sums[0 : len])) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
   for (size_t i = 0; i < n; i++) {
-    const size_t slot = (i % copies) * (size_t)k + (size_t)labels[i];
+    km_fixed *copy = sums + i % copies * row * (size_t)k + (size_t)labels[i];
     for (size_t j = 0; j < d; j++) {
       GPU_ATOMIC
-      sums[slot * d + j] += xt[j * n + i];
+      copy[j * (size_t)k] += km_to_fixed(xt[j * n + i], scale[j]);
     }
     GPU_ATOMIC
-    counts[slot] += 1;
+    copy[d * (size_t)k] += 1;
   }
 }
 
 /* Cao et al.'s GPU-L: the host sums the points by the labels it retrieved (one copy). Only
  * the gpu variant calls it; in the others the device is the host. */
 static __attribute__((unused)) void km_accumulate_on_host(const float *restrict xt, const int *restrict labels,
-                                                          double *restrict sums, long *restrict counts, size_t n,
-                                                          size_t d, int k) {
-  memset(sums, 0, (size_t)k * d * sizeof *sums);
-  memset(counts, 0, (size_t)k * sizeof *counts);
+                                                          km_fixed *restrict sums, const float *restrict scale,
+                                                          size_t n, size_t d, int k) {
+  memset(sums, 0, (d + 1) * (size_t)k * sizeof *sums);
   for (size_t i = 0; i < n; i++) {
-    const size_t c = (size_t)labels[i];
-    for (size_t j = 0; j < d; j++) sums[c * d + j] += xt[j * n + i];
-    counts[c] += 1;
+    km_fixed *sum = sums + (size_t)labels[i];
+    for (size_t j = 0; j < d; j++) sum[j * (size_t)k] += km_to_fixed(xt[j * n + i], scale[j]);
+    sum[d * (size_t)k] += 1;
   }
 }
 
-/* New centroids from `copies` copies of the sums and counts: ct[:, c] = mean of cluster c,
- * unchanged for an empty cluster. Returns the summed squared shift of the centroids. Runs on
- * the device, or on the host (one thread, host copies) when on_device is 0. Entries are taken
- * in the order of ct (dimension-major), so that a GPU warp reads and writes consecutive
- * centroids of one dimension; taken in the order of the sums, its 32 accesses to ct lay kpad
- * floats apart. */
-static double km_finalize(const double *restrict sums, const long *restrict counts, float *restrict ct, size_t d,
+/* Teams of km_finalize on the GPU, at most (the update step's sums of 1M entries took 146 us as
+ * one OpenMP teams reduction over 1024 teams: H200, k = d = 1000). */
+#ifndef KM_FINALIZE_TEAMS
+#define KM_FINALIZE_TEAMS 264
+#endif
+
+/* New centroids from `copies` copies of the sums (counts in dimension d): ct[:, c] = mean of
+ * cluster c, unchanged for an empty cluster. Returns the summed squared shift of the centroids.
+ * Runs on the device, or on the host (one thread, host copies) when on_device is 0. The sums
+ * and ct are both dimension-major, so a GPU warp reads and writes consecutive entries. Each
+ * team sums the shifts of its range and adds the result to the total with one atomic. */
+static double km_finalize(const km_fixed *restrict sums, const double *restrict unscale, float *restrict ct, size_t d,
                           int k, int kpad, size_t copies, int on_device) {
-  const size_t kd = (size_t)k * d;
+  const size_t kd = (size_t)k * d, per_copy = kd + (size_t)k;
+  const int wanted = !on_device ? 1 : PC_HAS_DEVICE ? pc_reduction_teams(kd) : km_update_teams(); /* omp: threads */
+  const int teams = wanted < KM_FINALIZE_TEAMS ? wanted : KM_FINALIZE_TEAMS;
   double shift = 0.0;
   (void)on_device;
-  PAR_FOR(reduction(+ : shift) GPU_ONLY(if(target : on_device) num_teams(on_device ? pc_reduction_teams(kd) : 1)
-                                            thread_limit(on_device ? PC_GPU_THREADS : 1)))
-  for (size_t f = 0; f < kd; f++) {
-    const size_t j = f / (size_t)k, c = f % (size_t)k, e = c * d + j;
-    long count = 0;
-    double sum = 0.0;
-    for (size_t p = 0; p < copies; p++) {
-      count += counts[p * (size_t)k + c];
-      sum += sums[p * kd + e];
+  PAR_TEAMS_FOR(GPU_ONLY(if(target : on_device)) num_teams(teams) thread_limit(on_device ? PC_GPU_THREADS : 1)
+                    map(tofrom : shift))
+  for (int t = 0; t < teams; t++) {
+    const size_t lo = kd * (size_t)t / (size_t)teams, hi = kd * (size_t)(t + 1) / (size_t)teams;
+    double part = 0.0;
+    TEAM_PAR_FOR(reduction(+ : part))
+    for (size_t f = lo; f < hi; f++) { /* 32-bit division where it will do: a 64-bit one costs the GPU ~70 instructions */
+      const size_t j = kd <= UINT_MAX ? (unsigned)f / (unsigned)k : f / (size_t)k, c = f - j * (size_t)k;
+      km_fixed count = 0, sum = 0;
+      for (size_t p = 0; p < copies; p++) {
+        count += sums[p * per_copy + kd + c];
+        sum += sums[p * per_copy + f];
+      }
+      if (count > 0) {
+        const float updated = (float)((double)sum * unscale[j] / (double)count);
+        const double delta = (double)updated - (double)ct[j * (size_t)kpad + c];
+        part += delta * delta;
+        ct[j * (size_t)kpad + c] = updated;
+      }
     }
-    if (count > 0) {
-      const float updated = (float)(sum / (double)count);
-      const double delta = (double)updated - (double)ct[j * (size_t)kpad + c];
-      shift += delta * delta;
-      ct[j * (size_t)kpad + c] = updated;
-    }
+    PAR_ATOMIC
+    shift += part;
   }
   return shift;
 }
@@ -1097,7 +1201,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   const int tensor = params->distance == KM_DISTANCE_DOT_3XTF32; /* the dot form's cs and cn too */
   const int kpad = (k + KM_TILE - 1) / KM_TILE * KM_TILE;
   const km_update_plan update = km_plan_update(n, d, k);
-  const size_t kd = (size_t)k * d, ct_len = (size_t)kpad * d, copies = update.copies;
+  const size_t ct_len = (size_t)kpad * d, sums_len = update.copies * (d + 1) * (size_t)k;
   km_layout layout = km_plan(n, kpad);
   if (gemm) layout.splits = 1; /* no candidates to merge */
   const size_t part_len = layout.splits > 1 ? (size_t)layout.splits * n : 1;
@@ -1117,15 +1221,18 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   float *offset = pc_try_alloc(d, sizeof *offset, "centroid offset");
   float *part_d = pc_try_alloc(part_len, sizeof *part_d, "candidate distances");
   int *part_c = pc_try_alloc(part_len, sizeof *part_c, "candidate centroids");
-  double *sums = pc_try_alloc(copies * kd, sizeof *sums, "centroid sums");
-  long *counts = pc_try_alloc(copies * (size_t)k, sizeof *counts, "cluster counts");
+  km_fixed *sums = pc_try_alloc(sums_len, sizeof *sums, "centroid sums");
+  float *scale = pc_try_alloc(d + 1, sizeof *scale, "fixed-point scales");
+  double *unscale = pc_try_alloc(d + 1, sizeof *unscale, "fixed-point unscales");
+  const size_t scale_ranges = km_scale_ranges(n, d);
+  float *scale_part = pc_try_alloc(d * scale_ranges, sizeof *scale_part, "largest values per range");
   km_gemm_scratch scratch = {0};
   int rc = -1, failed = 0;
   if (tensor && !pc_offloading()) {
     pc_fail("--distance dot-3xtf32 runs on the GPU's tensor cores, but kernels run on the host");
     goto out;
   }
-  if (!ct || !cs || !cs_lo || !cn || !offset || !part_d || !part_c || !sums || !counts) goto out;
+  if (!ct || !cs || !cs_lo || !cn || !offset || !part_d || !part_c || !sums || !scale || !unscale || !scale_part) goto out;
   /* cuBLAS' handle and device scratch: before the clock, like the program's device start-up */
   if (gemm && km_gemm_begin(n, d, k, params->distance == KM_DISTANCE_GEMM_TF32, &scratch) != 0) goto out;
   memset(ct, 0, ct_len * sizeof *ct);
@@ -1142,8 +1249,12 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   double t0 = t_start;
   DEV_ENTER(map(to : xt[0 : n * d], ct[0 : ct_len], offset[0 : d], labels[0 : n])
                 map(alloc : cs[0 : ct_len], cs_lo[0 : lo_len], cn[0 : kpad], part_d[0 : part_len],
-                        part_c[0 : part_len], sums[0 : copies * kd], counts[0 : copies * k]))
+                        part_c[0 : part_len], sums[0 : sums_len], scale[0 : d + 1], unscale[0 : d + 1],
+                        scale_part[0 : d * scale_ranges]))
   result->phase_s[KM_PHASE_H2D] += pc_now() - t0;
+  t0 = pc_now();
+  km_fixed_scales(xt, n, d, scale_ranges, scale_part, scale, unscale); /* once: the data do not change */
+  result->phase_s[KM_PHASE_UPDATE] += pc_now() - t0;
 
   const int iterations_wanted = params->fixed_iter > 0 ? params->fixed_iter : params->max_iter;
   for (int it = 0; it < iterations_wanted; it++) {
@@ -1164,15 +1275,15 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
 
     double shift;
     if (on_device) {
-      km_accumulate(xt, labels, sums, counts, n, d, k, update);
-      shift = km_finalize(sums, counts, ct, d, k, kpad, copies, 1);
+      km_accumulate(xt, labels, sums, scale, n, d, k, update);
+      shift = km_finalize(sums, unscale, ct, d, k, kpad, update.copies, 1);
       result->phase_s[KM_PHASE_UPDATE] += pc_now() - t1;
     } else { /* Cao's GPU-L: labels to the host, centroids computed there, sent back */
       DEV_UPDATE(from(labels[0 : n]))
       double t2 = pc_now();
       result->phase_s[KM_PHASE_D2H] += t2 - t1;
-      km_accumulate_on_host(xt, labels, sums, counts, n, d, k);
-      shift = km_finalize(sums, counts, ct, d, k, kpad, 1, 0);
+      km_accumulate_on_host(xt, labels, sums, scale, n, d, k);
+      shift = km_finalize(sums, unscale, ct, d, k, kpad, 1, 0);
       double t3 = pc_now();
       result->phase_s[KM_PHASE_UPDATE] += t3 - t2;
       DEV_UPDATE(to(ct[0 : ct_len]))
@@ -1190,8 +1301,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   t0 = pc_now();
   DEV_UPDATE(from(labels[0 : n], ct[0 : ct_len]))
   DEV_EXIT(map(delete : xt[0 : n * d], ct[0 : ct_len], offset[0 : d], labels[0 : n], cs[0 : ct_len],
-                   cs_lo[0 : lo_len], cn[0 : kpad], part_d[0 : part_len], part_c[0 : part_len], sums[0 : copies * kd],
-                   counts[0 : copies * k]))
+                   cs_lo[0 : lo_len], cn[0 : kpad], part_d[0 : part_len], part_c[0 : part_len], sums[0 : sums_len],
+                   scale[0 : d + 1], unscale[0 : d + 1], scale_part[0 : d * scale_ranges]))
   result->phase_s[KM_PHASE_D2H] += pc_now() - t0;
   result->total_s = pc_now() - t_start;
 
@@ -1200,6 +1311,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   rc = failed ? -1 : 0;
 out:
   km_gemm_end(&scratch);
-  free(ct), free(cs), free(cs_lo), free(cn), free(offset), free(part_d), free(part_c), free(sums), free(counts);
+  free(ct), free(cs), free(cs_lo), free(cn), free(offset), free(part_d), free(part_c), free(sums), free(scale);
+  free(unscale), free(scale_part);
   return rc;
 }

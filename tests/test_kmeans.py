@@ -226,24 +226,36 @@ def test_tol_stops_earlier(variant, work):
 # ---- variants against each other --------------------------------------------------------
 
 
-def test_variants_agree_on_uniform_data(all_variants, work):
-    """Uniform data (no cluster structure, many near-ties), n=20000, d=8, k=50, 30 passes from
-    one init file. Tolerance: the variants sum float32 squared distances in the same order
-    per point, but the omp and gpu variants add the centroid sums (double) in another order
-    (per-thread partial sums, atomics), so a centroid can differ in its last float bit and a
-    point within a few ulps of a tie can switch cluster; such a switch then moves the
-    centroids a little. So: >= 99.9% of labels equal and SSE within rel 1e-5."""
-    init = np.random.default_rng(50).uniform(0, 1, (50, 8)).astype(np.float32)
-    init_path = write_points(work / "init.txt", init)
-    results = {}
+# (d, k, update method, omp threads): every way of summing the clusters; omp with 4 threads
+# and d + 1 = 2 sums each dimension in two ranges of the points.
+IDENTICAL_CASES = [(8, 50, "whole-clusters", 3), (7, 700, "by-dimension", 3), (1, 2100, "by-dimension", 4),
+                   (1, 4100, "shared", 3)]
+
+
+@pytest.mark.parametrize("d,k,method,threads", IDENTICAL_CASES, ids=[f"{m}-d{d}-k{k}" for d, k, m, _ in IDENTICAL_CASES])
+def test_variants_identical_on_uniform_data(all_variants, work, d, k, method, threads):
+    """Uniform data (no cluster structure, many near-ties), 30 passes from one init file. The
+    variants sum each point's squared distances in the same order, and the update step's
+    fixed-point sums are exact whatever order threads, teams and atomics add in (kmeans.c,
+    km_to_fixed), so every variant, every thread count and Cao's host update (--update host)
+    give the same labels and the same centroids, bit for bit."""
+    n = 20000 if k < 1000 else 3 * k
+    gen = f"gen:uniform:n={n},d={d},seed=3"
+    init_path = write_points(work / "init.txt", np.random.default_rng(50).uniform(0, 1, (k, d)).astype(np.float32))
+    runs = {}
     for name, b in all_variants.items():
-        results[name] = kmeans(b, work, "gen:uniform:n=20000,d=8,seed=3", 50, init_path, "--max-iter", 30, tag=name)
-    base_labels, base_cent, base_rep = results["seq"]
-    assert base_rep["n"] == 20000 and base_rep["generated"] is True
-    for name, (labels, cent, rep) in results.items():
-        assert agreement(labels, base_labels) >= 0.999, name
-        assert rel(rep["sse"], base_rep["sse"]) <= 1e-5, name
-        np.testing.assert_allclose(cent, base_cent, atol=1e-2)
+        extra = ["--threads", threads] if name == "omp" else []
+        runs[name] = kmeans(b, work, gen, k, init_path, "--max-iter", 30, *extra, tag=name)
+        if name == "gpu":
+            runs["gpu-host-update"] = kmeans(b, work, gen, k, init_path, "--max-iter", 30, "--update", "host",
+                                             tag="gpu-host")
+    base_labels, base_cent, base_rep = runs["seq"]
+    assert base_rep["update_sums"] == method and base_rep["iterations"] > 2
+    for name, (labels, cent, rep) in runs.items():
+        assert_labels_equal(labels, base_labels, f"{name} vs seq")
+        np.testing.assert_array_equal(cent, base_cent, err_msg=name)
+        assert rep["iterations"] == base_rep["iterations"], name
+        assert rel(rep["sse"], base_rep["sse"]) <= 1e-12, name  # one double sum in another order
 
 
 def test_variants_identical_on_blobs(all_variants, work):
