@@ -752,6 +752,10 @@ static long km_assign_host(const float *restrict xt, const float *restrict tiles
 }
 #endif
 
+#ifndef KM_NORM_THREADS
+#define KM_NORM_THREADS 64 /* GPU threads per team of km_prepare's norms: k = 1000 spread over 16 SMs */
+#endif
+
 /* The tiles of the assign step. Dot form: cs = ct - o (the centroids moved by the offset o,
  * the initial centroids' mean) and cn[c] = |cs_c|^2 + 2 o.cs_c, so that for a point x
  * |x - c|^2 = |x|^2 + cn[c] - 2 x.cs_c, where |x|^2 is the same for every centroid; the shift
@@ -761,23 +765,33 @@ static long km_assign_host(const float *restrict xt, const float *restrict tiles
  * get the TF32 head and tail of each shifted value (km_tf32_split), cn the exact norm. */
 static void km_prepare(const float *restrict ct, const float *restrict offset, float *restrict cs,
                        float *restrict cs_lo, float *restrict cn, size_t d, int k, int kpad, int direct, int split) {
+  const size_t entries = direct && PC_HAS_DEVICE ? 0 : d * (size_t)kpad; /* the GPU's direct form reads ct */
   PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  for (size_t e = 0; e < entries; e++) { /* feature j of centroid c: every entry on its own */
+    const size_t j = entries <= UINT_MAX ? (unsigned)e / (unsigned)kpad : e / (size_t)kpad; /* see km_finalize */
+    const int c = (int)(e - j * (size_t)kpad);
+    const float shifted = c < k ? ct[e] - (direct ? 0.0f : offset[j]) : 0.0f;
+    const size_t at = km_tile_at(c, j, d, kpad);
+    if (split) {
+      unsigned hi, lo;
+      km_tf32_split(shifted, &hi, &lo);
+      cs[at] = km_bits_float(hi);
+      cs_lo[at] = km_bits_float(lo);
+    } else {
+      cs[at] = shifted;
+    }
+  }
+  /* a thread per centroid sums its norm over the features in order (so every variant has the
+   * same norms); a loop of loads alone, whose latencies overlap (with the stores above in the
+   * same loop, each load waited for the store before it: 408 us at k = d = 1000 on an H200) */
+  PAR_FOR(GPU_ONLY(thread_limit(KM_NORM_THREADS)))
   for (int c = 0; c < kpad; c++) {
     double norm = 0.0;
-    for (size_t j = 0; j < d && (!direct || !PC_HAS_DEVICE); j++) { /* the GPU's direct form reads ct */
-      const float shifted = c < k ? ct[j * (size_t)kpad + c] - (direct ? 0.0f : offset[j]) : 0.0f;
-      const size_t at = km_tile_at(c, j, d, kpad);
-      if (split) {
-        unsigned hi, lo;
-        km_tf32_split(shifted, &hi, &lo);
-        cs[at] = km_bits_float(hi);
-        cs_lo[at] = km_bits_float(lo);
-      } else {
-        cs[at] = shifted;
-      }
+    for (size_t j = 0; j < d && !direct && c < k; j++) {
+      const float shifted = ct[j * (size_t)kpad + c] - offset[j];
       norm += (double)shifted * shifted + 2.0 * (double)offset[j] * shifted;
     }
-    cn[c] = c >= k ? INFINITY : direct ? 0.0f : (float)norm;
+    cn[c] = c >= k ? INFINITY : (float)norm;
   }
 }
 
@@ -1115,10 +1129,17 @@ static __attribute__((unused)) void km_accumulate_on_host(const float *restrict 
   }
 }
 
-/* Teams of km_finalize on the GPU, at most (the update step's sums of 1M entries took 146 us as
- * one OpenMP teams reduction over 1024 teams: H200, k = d = 1000). */
+/* km_finalize on the GPU: at most KM_FINALIZE_TEAMS teams, whose threads each load
+ * KM_FINALIZE_BATCH entries before they store any (H200, k = d = 1000, 1M entries: one OpenMP
+ * teams reduction over 1024 teams took 146 us; teams adding their sums with an atomic, 104 us;
+ * with the loads batched, 35 us: an entry's loads no longer wait for the store before). */
 #ifndef KM_FINALIZE_TEAMS
 #define KM_FINALIZE_TEAMS 264
+#endif
+#if defined(PC_VARIANT_GPU)
+#define KM_FINALIZE_BATCH 4
+#else
+#define KM_FINALIZE_BATCH 1
 #endif
 
 /* New centroids from `copies` copies of the sums (counts in dimension d): ct[:, c] = mean of
@@ -1138,20 +1159,33 @@ static double km_finalize(const km_fixed *restrict sums, const double *restrict 
   for (int t = 0; t < teams; t++) {
     const size_t lo = kd * (size_t)t / (size_t)teams, hi = kd * (size_t)(t + 1) / (size_t)teams;
     double part = 0.0;
+    const size_t per_group = KM_FINALIZE_BATCH * KM_UPDATE_LANES, items = (hi - lo + per_group - 1) / per_group * KM_UPDATE_LANES;
     TEAM_PAR_FOR(reduction(+ : part))
-    for (size_t f = lo; f < hi; f++) { /* 32-bit division where it will do: a 64-bit one costs the GPU ~70 instructions */
-      const size_t j = kd <= UINT_MAX ? (unsigned)f / (unsigned)k : f / (size_t)k, c = f - j * (size_t)k;
-      km_fixed count = 0, sum = 0;
-      for (size_t p = 0; p < copies; p++) {
-        count += sums[p * per_copy + kd + c];
-        sum += sums[p * per_copy + f];
+    for (size_t g = 0; g < items; g++) { /* entries first + b * KM_UPDATE_LANES, b < KM_FINALIZE_BATCH */
+      const size_t first = lo + g / KM_UPDATE_LANES * per_group + g % KM_UPDATE_LANES;
+      km_fixed count[KM_FINALIZE_BATCH], sum[KM_FINALIZE_BATCH];
+      float before[KM_FINALIZE_BATCH];
+      size_t at[KM_FINALIZE_BATCH], jj[KM_FINALIZE_BATCH];
+      KM_UNROLL for (int b = 0; b < KM_FINALIZE_BATCH; b++) { /* every load before the first store */
+        const size_t f = first + (size_t)b * KM_UPDATE_LANES;
+        count[b] = 0, sum[b] = 0, before[b] = 0.0f, at[b] = 0, jj[b] = 0;
+        if (f >= hi) continue;
+        /* 32-bit division where it will do: a 64-bit one costs the GPU ~70 instructions */
+        const size_t j = kd <= UINT_MAX ? (unsigned)f / (unsigned)k : f / (size_t)k, c = f - j * (size_t)k;
+        for (size_t p = 0; p < copies; p++) {
+          count[b] += sums[p * per_copy + kd + c];
+          sum[b] += sums[p * per_copy + f];
+        }
+        jj[b] = j, at[b] = j * (size_t)kpad + c;
+        before[b] = ct[at[b]];
       }
-      if (count > 0) {
-        const float updated = (float)((double)sum * unscale[j] / (double)count);
-        const double delta = (double)updated - (double)ct[j * (size_t)kpad + c];
-        part += delta * delta;
-        ct[j * (size_t)kpad + c] = updated;
-      }
+      KM_UNROLL for (int b = 0; b < KM_FINALIZE_BATCH; b++)
+        if (count[b] > 0) {
+          const float updated = (float)((double)sum[b] * unscale[jj[b]] / (double)count[b]);
+          const double delta = (double)updated - (double)before[b];
+          part += delta * delta;
+          ct[at[b]] = updated;
+        }
     }
     PAR_ATOMIC
     shift += part;
