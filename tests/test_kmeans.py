@@ -737,10 +737,10 @@ def test_report_json_escaping(variant, work):
     assert rep["input"] == str(path)
 
 
-def test_double_sums_keep_centroids_accurate_at_ten_million(seq, omp, gpu, work):
+def test_sums_keep_centroids_accurate_at_ten_million(seq, omp, gpu, work):
     """n = 10^7 identical-ish values: float32 running sums would drift by far more than 1e-6
-    relative (a float sum stops growing past 2^24 ulp steps); the double sums must give the
-    mean to float precision."""
+    relative (a float sum stops growing past 2^24 ulp steps); the 64-bit fixed-point sums must
+    give the mean to float precision."""
     n = 10_000_000
     rng = np.random.default_rng(3)
     x = (0.1 + 0.01 * rng.random(n, dtype=np.float64)).astype(np.float32)
@@ -750,3 +750,24 @@ def test_double_sums_keep_centroids_accurate_at_ten_million(seq, omp, gpu, work)
     for b in (seq, omp, gpu):
         _, centroids, _ = kmeans(b, work, path, 1, "random", "--shape", f"{n},1", "--max-iter", 2, tag=b.name)
         assert abs(float(centroids[0][0]) - exact) <= 1e-6 * exact, (b.name, centroids, exact)
+
+
+def test_sums_keep_centroids_accurate_at_every_scale(variant, work):
+    """Each dimension gets its own power-of-two scale for the fixed-point sums (kmeans.c,
+    km_fixed_scales): values near 1e-30 (below 2^-64, where the scale stops at 2^126), values
+    1e6 from the origin with a spread of 1, values of both signs around 0, and a dimension of
+    zeros all give the mean to float precision, in every variant and both update modes."""
+    rng = np.random.default_rng(9)
+    n = 5000
+    x = np.stack([1e-30 * (1 + rng.random(n)), 1e6 + rng.random(n), rng.normal(0, 1, n), np.zeros(n)], axis=1)
+    x = x.astype(np.float32)
+    exact = x.astype(np.float64).mean(axis=0)
+    path = write_points(work / "scales.txt", x)
+    modes = ["device", "host"] if variant.name == "gpu" else ["device"]
+    for mode in modes:
+        _, cent, _ = kmeans(variant, work, path, 1, x[:1], "--max-iter", 2, "--update", mode, tag=mode)
+        got = cent[0].astype(np.float64)
+        for j in range(3):
+            assert abs(got[j] - exact[j]) <= 2e-7 * np.abs(x[:, j]).max(), (mode, j, got[j], exact[j])
+        assert got[0] > 0 and abs(got[0] - exact[0]) <= 1e-6 * exact[0], (mode, got[0], exact[0])
+        assert got[3] == 0.0
