@@ -752,9 +752,8 @@ static long km_assign_host(const float *restrict xt, const float *restrict tiles
 }
 #endif
 
-#ifndef KM_NORM_THREADS
-#define KM_NORM_THREADS 64 /* GPU threads per team of km_prepare's norms: k = 1000 spread over 16 SMs */
-#endif
+/* Features a partial norm sums (km_prepare): the norms are sums of chunk partials, in order. */
+#define KM_NORM_CHUNK 64
 
 /* The tiles of the assign step. Dot form: cs = ct - o (the centroids moved by the offset o,
  * the initial centroids' mean) and cn[c] = |cs_c|^2 + 2 o.cs_c, so that for a point x
@@ -764,7 +763,8 @@ static long km_assign_host(const float *restrict xt, const float *restrict tiles
  * Padding centroids: cs = 0, cn = +inf. With `split` (the tensor cores' dot form), cs and cs_lo
  * get the TF32 head and tail of each shifted value (km_tf32_split), cn the exact norm. */
 static void km_prepare(const float *restrict ct, const float *restrict offset, float *restrict cs,
-                       float *restrict cs_lo, float *restrict cn, size_t d, int k, int kpad, int direct, int split) {
+                       float *restrict cs_lo, float *restrict cn, double *restrict norm_parts, size_t d, int k,
+                       int kpad, int direct, int split) {
   const size_t entries = direct && PC_HAS_DEVICE ? 0 : d * (size_t)kpad; /* the GPU's direct form reads ct */
   PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
   for (size_t e = 0; e < entries; e++) { /* feature j of centroid c: every entry on its own */
@@ -781,16 +781,27 @@ static void km_prepare(const float *restrict ct, const float *restrict offset, f
       cs[at] = shifted;
     }
   }
-  /* a thread per centroid sums its norm over the features in order (so every variant has the
-   * same norms); a loop of loads alone, whose latencies overlap (with the stores above in the
-   * same loop, each load waited for the store before it: 408 us at k = d = 1000 on an H200) */
-  PAR_FOR(GPU_ONLY(thread_limit(KM_NORM_THREADS)))
+  /* the norms: a partial sum over each chunk of KM_NORM_CHUNK features (in order), then the
+   * partials added in order, the same in every variant, so every variant has the same norms. The
+   * loops only load: a thread's loads overlap (when each waited for a store of the loop above,
+   * a thread per centroid over all d features took 408 us at k = d = 1000 on an H200; over
+   * all d features in a loop of loads alone, 125 us on an H100). */
+  const size_t chunks = direct ? 0 : (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK, parts = chunks * (size_t)kpad;
+  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  for (size_t e = 0; e < parts; e++) {
+    const size_t q = e / (size_t)kpad, c = e - q * (size_t)kpad;
+    const size_t end = (q + 1) * KM_NORM_CHUNK < d ? (q + 1) * KM_NORM_CHUNK : d;
+    double part = 0.0;
+    for (size_t j = q * KM_NORM_CHUNK; j < end && c < (size_t)k; j++) {
+      const float shifted = ct[j * (size_t)kpad + c] - offset[j];
+      part += (double)shifted * shifted + 2.0 * (double)offset[j] * shifted;
+    }
+    norm_parts[e] = part;
+  }
+  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
   for (int c = 0; c < kpad; c++) {
     double norm = 0.0;
-    for (size_t j = 0; j < d && !direct && c < k; j++) {
-      const float shifted = ct[j * (size_t)kpad + c] - offset[j];
-      norm += (double)shifted * shifted + 2.0 * (double)offset[j] * shifted;
-    }
+    for (size_t q = 0; q < chunks; q++) norm += norm_parts[q * (size_t)kpad + (size_t)c];
     cn[c] = c >= k ? INFINITY : (float)norm;
   }
 }
@@ -1159,7 +1170,8 @@ static double km_finalize(const km_fixed *restrict sums, const double *restrict 
   for (int t = 0; t < teams; t++) {
     const size_t lo = kd * (size_t)t / (size_t)teams, hi = kd * (size_t)(t + 1) / (size_t)teams;
     double part = 0.0;
-    const size_t per_group = KM_FINALIZE_BATCH * KM_UPDATE_LANES, items = (hi - lo + per_group - 1) / per_group * KM_UPDATE_LANES;
+    const size_t per_group = KM_FINALIZE_BATCH * KM_UPDATE_LANES;
+    const size_t items = (hi - lo + per_group - 1) / per_group * KM_UPDATE_LANES;
     TEAM_PAR_FOR(reduction(+ : part))
     for (size_t g = 0; g < items; g++) { /* entries first + b * KM_UPDATE_LANES, b < KM_FINALIZE_BATCH */
       const size_t first = lo + g / KM_UPDATE_LANES * per_group + g % KM_UPDATE_LANES;
@@ -1252,6 +1264,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   const size_t lo_len = tensor ? ct_len : 1; /* the tails of cs (tensor cores) */
   float *cs_lo = pc_try_alloc(lo_len, sizeof *cs_lo, "shifted centroids' TF32 tails");
   float *cn = pc_try_alloc((size_t)kpad, sizeof *cn, "centroid norms");
+  const size_t parts_len = (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK * (size_t)kpad;
+  double *norm_parts = pc_try_alloc(parts_len, sizeof *norm_parts, "partial centroid norms");
   float *offset = pc_try_alloc(d, sizeof *offset, "centroid offset");
   float *part_d = pc_try_alloc(part_len, sizeof *part_d, "candidate distances");
   int *part_c = pc_try_alloc(part_len, sizeof *part_c, "candidate centroids");
@@ -1266,7 +1280,9 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
     pc_fail("--distance dot-3xtf32 runs on the GPU's tensor cores, but kernels run on the host");
     goto out;
   }
-  if (!ct || !cs || !cs_lo || !cn || !offset || !part_d || !part_c || !sums || !scale || !unscale || !scale_part) goto out;
+  if (!ct || !cs || !cs_lo || !cn || !norm_parts || !offset || !part_d || !part_c || !sums || !scale || !unscale ||
+      !scale_part)
+    goto out;
   /* cuBLAS' handle and device scratch: before the clock, like the program's device start-up */
   if (gemm && km_gemm_begin(n, d, k, params->distance == KM_DISTANCE_GEMM_TF32, &scratch) != 0) goto out;
   memset(ct, 0, ct_len * sizeof *ct);
@@ -1282,9 +1298,9 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   const double t_start = pc_now();
   double t0 = t_start;
   DEV_ENTER(map(to : xt[0 : n * d], ct[0 : ct_len], offset[0 : d], labels[0 : n])
-                map(alloc : cs[0 : ct_len], cs_lo[0 : lo_len], cn[0 : kpad], part_d[0 : part_len],
-                        part_c[0 : part_len], sums[0 : sums_len], scale[0 : d + 1], unscale[0 : d + 1],
-                        scale_part[0 : d * scale_ranges]))
+                map(alloc : cs[0 : ct_len], cs_lo[0 : lo_len], cn[0 : kpad], norm_parts[0 : parts_len],
+                        part_d[0 : part_len], part_c[0 : part_len], sums[0 : sums_len], scale[0 : d + 1],
+                        unscale[0 : d + 1], scale_part[0 : d * scale_ranges]))
   result->phase_s[KM_PHASE_H2D] += pc_now() - t0;
   t0 = pc_now();
   km_fixed_scales(xt, n, d, scale_ranges, scale_part, scale, unscale); /* once: the data do not change */
@@ -1293,7 +1309,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   const int iterations_wanted = params->fixed_iter > 0 ? params->fixed_iter : params->max_iter;
   for (int it = 0; it < iterations_wanted; it++) {
     const double t_iter = pc_now();
-    km_prepare(ct, offset, cs, cs_lo, cn, d, k, kpad, direct, tensor);
+    km_prepare(ct, offset, cs, cs_lo, cn, norm_parts, d, k, kpad, direct, tensor);
     t0 = pc_now();
     result->phase_s[KM_PHASE_UPDATE] += t0 - t_iter;
     const long changed = km_assign_step(xt, ct, cs, cs_lo, cn, labels, part_d, part_c, n, d, k, kpad, layout, direct,
@@ -1335,8 +1351,9 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   t0 = pc_now();
   DEV_UPDATE(from(labels[0 : n], ct[0 : ct_len]))
   DEV_EXIT(map(delete : xt[0 : n * d], ct[0 : ct_len], offset[0 : d], labels[0 : n], cs[0 : ct_len],
-                   cs_lo[0 : lo_len], cn[0 : kpad], part_d[0 : part_len], part_c[0 : part_len], sums[0 : sums_len],
-                   scale[0 : d + 1], unscale[0 : d + 1], scale_part[0 : d * scale_ranges]))
+                   cs_lo[0 : lo_len], cn[0 : kpad], norm_parts[0 : parts_len], part_d[0 : part_len],
+                   part_c[0 : part_len], sums[0 : sums_len], scale[0 : d + 1], unscale[0 : d + 1],
+                   scale_part[0 : d * scale_ranges]))
   result->phase_s[KM_PHASE_D2H] += pc_now() - t0;
   result->total_s = pc_now() - t_start;
 
@@ -1345,7 +1362,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   rc = failed ? -1 : 0;
 out:
   km_gemm_end(&scratch);
-  free(ct), free(cs), free(cs_lo), free(cn), free(offset), free(part_d), free(part_c), free(sums), free(scale);
-  free(unscale), free(scale_part);
+  free(ct), free(cs), free(cs_lo), free(cn), free(norm_parts), free(offset), free(part_d), free(part_c);
+  free(sums), free(scale), free(unscale), free(scale_part);
   return rc;
 }
