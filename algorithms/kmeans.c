@@ -21,21 +21,23 @@
  *       copied into a contiguous buffer feature chunk by feature chunk, and each chunk of a
  *       centroid tile serves all the block's items from L1.
  *     Both sum each distance over the features in order, so every variant finds the same labels.
- *  2. update: per-cluster sums (double, so that centroids stay accurate for n = 10^7) and
- *     counts, then new centroid = sum / count (km_plan_update chooses how). Where k * (d + 1)
- *     doubles fit in 32 KB, each team (GPU) or thread (CPU) sums its share of the points in
- *     team-local memory and adds it to the global sums once. Where only k doubles fit, the
- *     sums are taken by dimension: a team (thread) takes one dimension of a range of the
- *     points (the counts are one more dimension), reads it in order (coalesced on the GPU),
- *     sums it into k team-local sums and stores them into the global sums (adds them, where a
- *     dimension has several ranges). Beyond that (k > 4096) CPU variants privatise the sums
- *     through an OpenMP array reduction and GPU threads add with atomics into several copies
- *     of the sums (fewer collisions on one address), which are then added up per centroid.
+ *  2. update: per-cluster sums and counts, then new centroid = sum / count (km_plan_update
+ *     chooses how). The sums are exact 64-bit fixed point (km_to_fixed: each value times a
+ *     power of two per dimension), so every variant gets the same centroids from the same
+ *     labels, and they stay accurate for n = 10^7. Where k * (d + 1) sums fit in 32 KB, each
+ *     team (GPU) or thread (CPU) sums its share of the points in team-local memory and adds it
+ *     to the global sums once. Where only k fit, the sums are taken by dimension: a team
+ *     (thread) takes one dimension of a range of the points (the counts are one more
+ *     dimension), reads it in order (coalesced on the GPU), sums it into k team-local sums and
+ *     stores them into the global sums (adds them, where a dimension has several ranges).
+ *     Beyond that (k > 4096) CPU variants privatise the sums through an OpenMP array reduction
+ *     and GPU threads add with atomics into several copies of the sums (fewer collisions on one
+ *     address), which are then added up per centroid.
  * Layout: points are dimension-major (xt[j*n + i]) so that the threads of a GPU warp read
  * consecutive addresses; centroids are dimension-major too, padded to a whole number of
  * tiles (ct[j*kpad + c]). The assign step's copy of the centroids (cs, km_tile_at) is
  * dimension-major on the GPU and tile by tile on the CPU (a tile's d x 16 values contiguous).
- * Device data (gpu variant): xt, ct, labels, sums and counts are mapped once per run
+ * Device data (gpu variant): xt, ct, labels and the sums are mapped once per run
  * (DEV_ENTER) and stay on the GPU across iterations; per iteration only the number of
  * changed labels comes back (one count). With KM_UPDATE_HOST (Cao's GPU-L) the
  * labels go to the host, the update runs there, and the centroids go back.

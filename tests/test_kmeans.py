@@ -114,7 +114,7 @@ def test_matches_reference_larger(variant, work, d, k, origin, distance):
 
 
 # The update step's ways of summing the clusters (kmeans.c, km_plan_update), as the report
-# names them: whole clusters while k * (d + 1) <= 4096 doubles; by dimension while k <= 4096,
+# names them: whole clusters while k * (d + 1) <= 4096 sums; by dimension while k <= 4096,
 # in one range of points per dimension, or, for omp with 4 threads and d + 1 = 2 dimensions, in
 # two ranges whose sums are added with atomics; shared sums beyond k = 4096.
 UPDATE_CASES = [(3, 50, "whole-clusters"), (40, 120, "by-dimension"), (1, 2100, "by-dimension"), (1, 4100, "shared")]
