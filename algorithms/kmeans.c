@@ -258,6 +258,16 @@ static inline __attribute__((always_inline)) int km_keep_lanes_best(int *restric
   return (int)changed;
 }
 
+/* Adds the changed labels of thread tid's warp (`mine` in each thread) to *changed: a warp sum
+ * by shuffles, then one atomic from the warp's first thread. */
+static inline __attribute__((always_inline)) void km_add_warp_changes(long *changed, int mine, int tid) {
+  for (unsigned step = 16; step > 0; step /= 2) mine += ompx_shfl_down_sync_i(~0ull, mine, step, 32);
+  if (tid % 32 == 0 && mine) {
+#pragma omp atomic update
+    *changed += mine;
+  }
+}
+
 /* Where thread (ty, tx)'s row r / column c of a block lies: two runs of four, half a block
  * apart, so that the 16 threads across a row read consecutive 16-byte pieces of team memory
  * (no bank conflicts) and a thread's four values are one 16-byte load. */
@@ -472,11 +482,7 @@ static long km_assign_tiled(const float *restrict xt, const float *restrict tile
     const int b = ompx_block_id_x(), tid = ompx_thread_id_x();
     int mine = direct ? km_tiled_block(xt, tiles, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, 1)
                       : km_tiled_block(xt, tiles, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, 0);
-    for (unsigned step = 16; step > 0; step /= 2) mine += ompx_shfl_down_sync_i(~0ull, mine, step, 32);
-    if (tid % 32 == 0 && mine) { /* the warp's changed labels */
-#pragma omp atomic update
-      changed += mine;
-    }
+    km_add_warp_changes(&changed, mine, tid);
   }
   return l.splits == 1 ? changed : km_merge_splits(labels, part_d, part_c, n, l.splits);
 }
@@ -618,11 +624,7 @@ static long km_assign_mma(const float *restrict xt, const float *restrict tiles,
     TEAM_LOCAL(cs_lo)
     const int b = ompx_block_id_x(), tid = ompx_thread_id_x();
     int mine = km_mma_block(xt, tiles, tiles_lo, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, cs_lo);
-    for (unsigned step = 16; step > 0; step /= 2) mine += ompx_shfl_down_sync_i(~0ull, mine, step, 32);
-    if (tid % 32 == 0 && mine) {
-#pragma omp atomic update
-      changed += mine;
-    }
+    km_add_warp_changes(&changed, mine, tid);
   }
   return l.splits == 1 ? changed : km_merge_splits(labels, part_d, part_c, n, l.splits);
 }
@@ -960,9 +962,16 @@ static int km_update_teams(void) {
 #endif
 }
 
+/* Ranges of the n points for each of `dims` dimensions, a team each: as many as make about
+ * km_update_teams() teams in all, each range at least a point per thread (KM_UPDATE_THREADS). */
+static size_t km_ranges_per_dimension(size_t n, size_t dims) {
+  const size_t want = ((size_t)km_update_teams() + dims - 1) / dims,
+               most = (n + KM_UPDATE_THREADS - 1) / KM_UPDATE_THREADS;
+  return want < most ? want : most > 0 ? most : 1;
+}
+
 /* The update step's method for n points of d dimensions in k clusters (see above). By dimension,
- * the d + 1 dimensions get as many ranges each as make about km_update_teams() teams in all, and
- * each range at least a point per thread (KM_UPDATE_THREADS). */
+ * the d + 1 dimensions get km_ranges_per_dimension ranges each. */
 static km_update_plan km_plan_update(size_t n, size_t d, int k) {
   const int setting = KM_SETTING(KM_BY_DIMENSION_, KM_UPDATE_BY_DIMENSION);
   const size_t whole = (size_t)k * (d + 1);
@@ -972,9 +981,7 @@ static km_update_plan km_plan_update(size_t n, size_t d, int k) {
     p.teams = km_update_teams();
   } else if ((size_t)k <= KM_TEAM_SUMS && setting != 0) {
     p.method = KM_SUMS_BY_DIMENSION;
-    const size_t want = ((size_t)km_update_teams() + d) / (d + 1),
-                 most = (n + KM_UPDATE_THREADS - 1) / KM_UPDATE_THREADS;
-    p.ranges = (int)(want < most ? want : most);
+    p.ranges = (int)km_ranges_per_dimension(n, d + 1);
   } else {
 #if defined(PC_VARIANT_GPU)
     const size_t fit = KM_SUM_COPY_BYTES / ((size_t)k * (d + 1) * sizeof(km_fixed));
@@ -982,13 +989,6 @@ static km_update_plan km_plan_update(size_t n, size_t d, int k) {
 #endif
   }
   return p;
-}
-
-/* Ranges of points per dimension for km_fixed_scales' pass: about km_update_teams() teams in
- * all, each range at least a point per GPU thread. */
-static size_t km_scale_ranges(size_t n, size_t d) {
-  const size_t want = ((size_t)km_update_teams() + d - 1) / d, most = (n + PC_GPU_THREADS - 1) / PC_GPU_THREADS;
-  return want < most ? want : most > 0 ? most : 1;
 }
 
 /* scale[j] = 2^s_j and unscale[j] = 2^-s_j for the d dimensions and 1 for the counts (j = d),
@@ -1001,7 +1001,7 @@ static size_t km_scale_ranges(size_t n, size_t d) {
 static void km_fixed_scales(const float *restrict xt, size_t n, size_t d, size_t ranges, float *restrict part,
                             float *restrict scale, double *restrict unscale) {
   const size_t units = d * ranges;
-  PAR_TEAMS_FOR(num_teams(pc_device_teams((int)units)) thread_limit(PC_GPU_THREADS))
+  PAR_TEAMS_FOR(num_teams(pc_device_teams((int)units)) thread_limit(KM_UPDATE_THREADS))
   for (size_t u = 0; u < units; u++) {
     const size_t j = u % d, lo = n * (u / d) / ranges, hi = n * (u / d + 1) / ranges;
     float top = 0.0f;
@@ -1274,7 +1274,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   km_fixed *sums = pc_try_alloc(sums_len, sizeof *sums, "centroid sums");
   float *scale = pc_try_alloc(d + 1, sizeof *scale, "fixed-point scales");
   double *unscale = pc_try_alloc(d + 1, sizeof *unscale, "fixed-point unscales");
-  const size_t scale_ranges = km_scale_ranges(n, d);
+  const size_t scale_ranges = km_ranges_per_dimension(n, d);
   float *scale_part = pc_try_alloc(d * scale_ranges, sizeof *scale_part, "largest values per range");
   km_gemm_scratch scratch = {0};
   int rc = -1, failed = 0;
