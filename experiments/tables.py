@@ -14,9 +14,14 @@ Two layouts, named by an experiment's `table` key:
 Values are medians over the timed repetitions. A cell whose run did not produce a time says why:
 "-" (over the time budget, as in the course report), "n/a (no GPU)", "missing" (data set not
 in the data folder) or "failed"; the reasons are listed under the table. Nothing is estimated.
+Every number names its build where the reader could not assume it (BuildMarks): "(b1)" after a
+number, and a note naming build b1, when one program's numbers in a table come from several
+builds (a runner kept older rows with --reuse-other-builds); one note when they all come from a
+build other than the program's current one.
 """
 import json
 import os
+import re
 import statistics
 import tempfile
 from pathlib import Path
@@ -75,8 +80,28 @@ def fmt_time(v):
     return f"{v:.4g}" if v >= 1e-4 else f"{v:.2e}"
 
 
+def build_of(row):
+    """A row's build: its `build` column (experiments/run.py); for a row of an older runner, which
+    recorded none, a key made of its readable fields, never equal to a recorded build (a row of an
+    unknown build is a row of another build)."""
+    return row.get("build") or "unrecorded:" + "|".join(row.get(k) or "" for k in ("git_commit", "compiler", "flags"))
+
+
+def build_detail(row):
+    """A row's git commit (-dirty: a modified tree) and compiler, as text ("" if it has neither)."""
+    return ", ".join(x for x in (f"git {row['git_commit']}" if row.get("git_commit") else "",
+                                 row.get("compiler") or "") if x)
+
+
+def describe_build(row):
+    """The build of a row in words: its id, git commit and compiler."""
+    name = f"build {row['build']}" if row.get("build") else "a build not recorded"
+    return f"{name} ({build_detail(row)})" if build_detail(row) else name
+
+
 class Cell:
-    """What one (configuration, variant) gave: median times, iterations, or a status."""
+    """What one (configuration, variant) gave: median times, iterations, or a status; and which
+    build(s) its numbers come from ({build: first row of it})."""
 
     def __init__(self, rows):
         ok = [r for r in rows if r["status"] == "ok"]
@@ -84,6 +109,10 @@ class Cell:
         self.reason = "" if ok else (rows[0].get("reason", "") if rows else "not run yet")
         self.rows = ok
         self.iterations = int(ok[0]["iterations"]) if ok and ok[0].get("iterations") else None
+        self.program = rows[0].get("program", "") if rows else ""
+        self.builds = {}
+        for r in ok:
+            self.builds.setdefault(build_of(r), r)
 
     def median(self, metric="cc"):
         fn, scale, _ = METRICS[metric]
@@ -120,7 +149,63 @@ class Notes:
             self.items.append(text)
 
 
-def course_table(exp, rows, scale):
+def and_join(words):
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else "".join(words)
+
+
+class BuildMarks:
+    """Which build the numbers of one table come from, said where the reader could not assume it.
+    Per program: when its numbers come from several builds, every number of a build other than the
+    current one carries "(bN)" (suffix()) and a note names build bN; when they all come from one
+    build that is not the current one, one note says so. cells: the table's cells in table order
+    (labels are numbered in that order); current_builds: {program: the build id of the program
+    that the runner would run now}, or None when there is none to compare with (then a single
+    build per program is not noted)."""
+
+    def __init__(self, cells, current_builds):
+        self.labels, self.notes = {}, []
+        per_program, whole = {}, {}   # whole: {detail: [(program, row)]} of programs wholly of another build
+        for c in cells:
+            for build, row in c.builds.items():
+                per_program.setdefault(c.program, {}).setdefault(build, row)
+        for program, builds in per_program.items():
+            current = (current_builds or {}).get(program)
+            if len(builds) == 1:
+                (build, row), = builds.items()
+                if current is not None and build != current:
+                    whole.setdefault(build_detail(row), []).append((program, row))
+                continue
+            for build, row in builds.items():
+                if build != current:
+                    self.labels[(program, build)] = f"b{len(self.labels) + 1}"
+                    self.notes.append(f"({self.labels[(program, build)]}) {program}: {describe_build(row)}")
+            if current in builds:
+                self.notes.append(f"unmarked {program} numbers: the current build {current}")
+        if whole:   # one note for all of them (a results file of another machine: every program)
+            parts = []
+            for detail, entries in whole.items():
+                if all(not row.get("build") for _, row in entries):
+                    names = [p for p, _ in entries]
+                    who = and_join(names) + (" from builds" if len(names) > 1 else " from a build") + " not recorded"
+                else:
+                    who = and_join([f"{p} from build {row['build']}" if row.get("build")
+                                    else f"{p} from a build not recorded" for p, row in entries])
+                parts.append(f"{who} ({detail})" if detail else who)
+            now = ", ".join(f"{p} {current_builds[p]}" for d in whole.values() for p, _ in d)
+            self.notes.append(f"Numbers not of the current builds (current: {now}): {'; '.join(parts)}.")
+
+    def suffix(self, *cells):
+        """" (b1,b2)" for the builds the numbers of these cells come from, "" when none is marked."""
+        labels = sorted({self.labels[(c.program, b)] for c in cells if c is not None for b in c.builds
+                         if (c.program, b) in self.labels}, key=lambda label: int(label[1:]))
+        return f" ({','.join(labels)})" if labels else ""
+
+    def add_notes(self, notes):
+        for n in self.notes:
+            notes.add(n)
+
+
+def course_table(exp, rows, scale, current_builds=None):
     """[(title, header, body rows, notes)] in the course report's layout."""
     configs = configurations(exp, scale)
     cells = cells_by_config(exp, rows, scale)
@@ -135,6 +220,8 @@ def course_table(exp, rows, scale):
             groups.append(grp)
     by_pos = {(exp["column"].format(**p), exp["group"].format(**p) if "group" in exp else ""): p for p in configs}
     notes = Notes()
+    marks = BuildMarks([cells.get((json.dumps(p, sort_keys=True), v), Cell([])) for p in configs for v in variants],
+                       current_builds)
     body = []
     for grp in groups:
         def cell(col, variant):
@@ -146,7 +233,8 @@ def course_table(exp, rows, scale):
             line = [variant]
             for col in columns:
                 c = cell(col, variant)
-                line.append("" if c is None else fmt_time(c.median()) if c.status == "ok" else c.text())
+                line.append("" if c is None else fmt_time(c.median()) + marks.suffix(c) if c.status == "ok"
+                            else c.text())
                 if c is not None and c.status != "ok":
                     notes.add(note_for(c, f"{variant}, {col}", exp, scale))
             body.append(prefix + line if vi == 0 else [""] * len(prefix) + line)
@@ -155,26 +243,29 @@ def course_table(exp, rows, scale):
                 for col in columns:
                     base, c = cell(col, variants[0]), cell(col, variant)
                     ok = base is not None and c is not None and base.status == c.status == "ok"
-                    line.append(f"{base.median() / c.median():.2f}" if ok else ("" if c is None else "-"))
+                    line.append(f"{base.median() / c.median():.2f}{marks.suffix(base, c)}" if ok
+                                else ("" if c is None else "-"))
                 body.append([""] * len(prefix) + line)
         line = ["# iterations"]
         for col in columns:
-            its = {}
+            its, from_cells = {}, []
             for variant in variants:
                 c = cell(col, variant)
                 if c is not None and c.status == "ok":
                     its[variant] = c.iterations
+                    from_cells.append(c)
             values = sorted(set(its.values()))
             if not values:
                 line.append("-")
             elif len(values) == 1:
-                line.append(str(values[0]))
+                line.append(str(values[0]) + marks.suffix(*from_cells))
             else:
-                line.append("/".join(str(its[v]) for v in variants if v in its) + " (!)")
+                line.append("/".join(str(its[v]) for v in variants if v in its) + " (!)" + marks.suffix(*from_cells))
                 notes.add(f"(!) {col}: the variants needed different numbers of iterations "
                           f"({', '.join(f'{v} {n}' for v, n in its.items())}): float sums round differently")
         body.append([""] * len(prefix) + line)
     header = ([exp.get("group_label", "# clusters")] if groups != [""] else []) + ["variant"] + columns
+    marks.add_notes(notes)
     if exp.get("note"):
         notes.add(exp["note"])
     return [(exp["title"], header, body, notes.items)]
@@ -212,7 +303,7 @@ def units_note(metrics):
     return f"; {units}" if units else ""
 
 
-def grid_table(exp, t, configs, cells, scale):
+def grid_table(exp, t, configs, cells, scale, current_builds=None):
     """A [[tables]] entry with `y`: rows x, columns y, a block of rows per variant, then the
     speedups over the first variant (Okuda & Fujimoto's Tables 1 and 2)."""
     metric = t["metric"]
@@ -222,6 +313,8 @@ def grid_table(exp, t, configs, cells, scale):
     ys = ordered(p[t["y"]] for p in chosen)
     by_xy = {(p[t["x"]], p[t["y"]]): p for p in chosen}
     notes, body = Notes(), []
+    marks = BuildMarks([cells.get((json.dumps(by_xy[(xv, yv)], sort_keys=True), v), Cell([]))
+                        for v in variants for xv in xs for yv in ys if (xv, yv) in by_xy], current_builds)
 
     def cell(xv, yv, v):
         p = by_xy.get((xv, yv))
@@ -232,7 +325,8 @@ def grid_table(exp, t, configs, cells, scale):
             line = [v if i == 0 else "", str(xv)]
             for yv in ys:
                 c = cell(xv, yv, v)
-                line.append("" if c is None else fmt_value(c.median(metric), metric) if c.status == "ok" else c.text())
+                line.append("" if c is None else fmt_value(c.median(metric), metric) + marks.suffix(c)
+                            if c.status == "ok" else c.text())
                 if c is not None and c.status != "ok":
                     notes.add(note_for(c, f"{v}, {t['x']}={xv} {t['y']}={yv}", exp, scale))
             body.append(line)
@@ -243,21 +337,23 @@ def grid_table(exp, t, configs, cells, scale):
                 for yv in ys:
                     b, c = cell(xv, yv, variants[0]), cell(xv, yv, v)
                     ok = b is not None and c is not None and b.status == c.status == "ok" and c.median(metric) > 0
-                    line.append(f"{b.median(metric) / c.median(metric):.3g}x" if ok else ("" if c is None else "-"))
+                    line.append(f"{b.median(metric) / c.median(metric):.3g}x{marks.suffix(b, c)}" if ok
+                                else ("" if c is None else "-"))
                 body.append(line)
     header = ["variant", t["x"]] + [f"{t['y']}={yv}" for yv in ys]
+    marks.add_notes(notes)
     notes.add(f"Median of the timed repetitions{units_note([metric])}; rows {t['x']}, columns {t['y']}."
               + (f" Speedup: the {variants[0]} time over each variant's." if t.get("speedup") else ""))
     return (f"{exp['title']}. {t['caption']}", header, body, notes.items, t["name"])
 
 
-def series_tables(exp, rows, scale):
+def series_tables(exp, rows, scale, current_builds=None):
     configs = configurations(exp, scale)
     cells = cells_by_config(exp, rows, scale)
     out = []
     for t in exp.get("tables", []):
         if "y" in t:
-            out.append(grid_table(exp, t, configs, cells, scale))
+            out.append(grid_table(exp, t, configs, cells, scale, current_builds))
             continue
         metrics = t["metric"].split(",")
         variants = series_variants(exp, t)
@@ -266,21 +362,25 @@ def series_tables(exp, rows, scale):
         header = ([t["x"]] + [f"{m} {v}" if len(metrics) > 1 else v for m in metrics for v in variants]
                   + [f"{v} vs {variants[0]}" for v in speedups])
         notes, body = Notes(), []
+        marks = BuildMarks([cells.get((json.dumps(p, sort_keys=True), v), Cell([])) for p in chosen for v in variants],
+                           current_builds)
         for p in chosen:
             line = [str(p[t["x"]])]
             row_cells = {v: cells.get((json.dumps(p, sort_keys=True), v), Cell([])) for v in variants}
             for m in metrics:
                 for v in variants:
                     c = row_cells[v]
-                    line.append(fmt_value(c.median(m), m) if c.status == "ok" else c.text())
+                    line.append(fmt_value(c.median(m), m) + marks.suffix(c) if c.status == "ok" else c.text())
                     if c.status != "ok":
                         notes.add(note_for(c, f"{v}, {t['x']}={p[t['x']]}", exp, scale))
             base = row_cells[variants[0]]
             for v in speedups:
                 c = row_cells[v]
                 ok = base.status == "ok" and c.status == "ok" and c.median(metrics[0]) > 0
-                line.append(f"{base.median(metrics[0]) / c.median(metrics[0]):.3g}x" if ok else "-")
+                line.append(f"{base.median(metrics[0]) / c.median(metrics[0]):.3g}x{marks.suffix(base, c)}" if ok
+                            else "-")
             body.append(line)
+        marks.add_notes(notes)
         notes.add(f"Median of the timed repetitions{units_note(metrics)}."
                   + (f" Speedup: the {variants[0]} time over each variant's ({metrics[0]})." if speedups else ""))
         out.append((f"{exp['title']}. {t['caption']}", header, body, notes.items, t["name"]))
@@ -317,29 +417,107 @@ def latex(title, header, body, notes):
     return "\n".join(lines) + "\n"
 
 
-def render(exp, rows, scale):
-    """[(file stem, markdown, latex)] of one experiment."""
+def render(exp, rows, scale, current_builds=None):
+    """[(file stem, markdown, latex)] of one experiment. current_builds: {program: build id} of the
+    programs the runner would run now (see BuildMarks), or None."""
     if exp["table"] == "course":
-        return [(exp["name"], markdown(*t), latex(*t)) for t in course_table(exp, rows, scale)]
+        return [(exp["name"], markdown(*t), latex(*t)) for t in course_table(exp, rows, scale, current_builds)]
     if exp["table"] == "series":
-        return [(f"{exp['name']}_{t[4]}", markdown(*t[:4]), latex(*t[:4])) for t in series_tables(exp, rows, scale)]
+        return [(f"{exp['name']}_{t[4]}", markdown(*t[:4]), latex(*t[:4]))
+                for t in series_tables(exp, rows, scale, current_builds)]
     raise ValueError(f"{exp['name']}: unknown table layout {exp['table']!r}")
 
 
+# ---- staged files (the runner's CSV and the tables) ----------------------------------------------
+
+# A staged copy is named <name>.<pid>.<8 mkstemp characters>.tmp; an older runner named it without
+# the pid. clean_stale_staged() recognises both, and removes only what is provably stale.
+STAGED = re.compile(r"^(?P<name>.+)\.(?P<pid>[0-9]+)\.[a-z0-9_]{8}\.tmp$")
+STAGED_OLD = re.compile(r"^(?P<name>results\.csv|.+\.md|.+\.tex)\.[a-z0-9_]{8}\.tmp$")
+
+
+def current_umask():
+    """The process's umask, read without changing it where Linux allows (/proc), else set and restored."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_atomically(path, fill, newline=None):
+    """Writes path through a staged copy beside it that is renamed over path once complete, so a
+    reader (or a crash) never sees half a file. fill(f) writes the content to the open text file f.
+    The copy gets the mode open() would give a new file (0666 & ~umask), not mkstemp's 0600: results
+    and tables are shared files. It is named with this process's pid, so that a later start can tell
+    a dead writer's leftover from a live one's (clean_stale_staged); on any exception, a signal's
+    included, it is removed before the exception goes on."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f"{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o666 & ~current_umask())
+        with os.fdopen(fd, "w", newline=newline) as out:
+            fill(out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def pid_alive(pid):
+    """False only when no process has this pid (a pid of another user's process counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def clean_stale_staged(folder, started):
+    """Removes the staged copies a killed writer left in folder: those named with the pid of a
+    process that no longer exists, and those of an older runner (no pid in the name) last written
+    before `started` (this runner's start, time.time()). Returns the names removed."""
+    removed = []
+    try:
+        entries = list(Path(folder).iterdir())
+    except OSError:
+        return removed
+    for p in entries:
+        m = STAGED.match(p.name)
+        if m:
+            stale = not pid_alive(int(m["pid"]))
+        else:
+            try:
+                stale = bool(STAGED_OLD.match(p.name)) and p.stat().st_mtime < started
+            except OSError:
+                stale = False
+        if stale and p.is_file():
+            p.unlink(missing_ok=True)
+            removed.append(p.name)
+    return removed
+
+
 def write_text_atomically(path, text):
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w") as out:
-        out.write(text)
-    os.replace(tmp, path)
+    write_atomically(path, lambda out: out.write(text))
 
 
-def write_all(exps, rows, scale, out_dir, echo=False):
-    """Writes <stem>.md and <stem>.tex per table and all.md with every table; prints them if echo."""
+def write_all(exps, rows, scale, out_dir, echo=False, current_builds=None):
+    """Writes <stem>.md and <stem>.tex per table and all.md with every table; prints them if echo.
+    current_builds as in render()."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     combined = []
     for exp in exps:
-        for stem, md, tex in render(exp, rows, scale):
+        for stem, md, tex in render(exp, rows, scale, current_builds):
             write_text_atomically(out_dir / f"{stem}.md", md)
             write_text_atomically(out_dir / f"{stem}.tex", tex)
             combined.append(md)

@@ -28,14 +28,13 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import re  # noqa: E402
 import statistics  # noqa: E402
-import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "experiments"))
 from run import read_rows  # noqa: E402
 from spec import configurations, load_experiment  # noqa: E402
-from tables import Cell, cells_by_config, latex_escape  # noqa: E402
+from tables import Cell, cells_by_config, latex_escape, write_atomically  # noqa: E402
 
 NA = "n/a"
 STATUS_WORDS = {"ok": "ok", "timeout": "over the time budget", "skipped-budget": "skipped (a smaller case was over the budget)",
@@ -379,10 +378,7 @@ def main():
             + "\\newif\\ifpcHaveGPU\n" + ("\\pcHaveGPUtrue\n" if have_gpu else "\\pcHaveGPUfalse\n") + m.text())
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=out.name + ".", suffix=".tmp", dir=out.parent)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, out)
+    write_atomically(out, lambda f: f.write(text))
     print(f"wrote {out}: {len(m.items)} macros, GPU measurements: {'yes' if have_gpu else 'none'}")
     return 0
 

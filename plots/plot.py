@@ -53,7 +53,8 @@ EXPERIMENTS_DIR = PLOTS_DIR.parent / "experiments"
 sys.path.insert(0, str(EXPERIMENTS_DIR))
 from run import SCALES, read_rows  # noqa: E402
 from spec import ExperimentError, configurations, select_experiments  # noqa: E402
-from tables import CELL_FOR_STATUS, METRICS, Cell, cells_by_config, series_configs, series_variants  # noqa: E402
+from tables import (CELL_FOR_STATUS, METRICS, Cell, cells_by_config, series_configs, series_variants,  # noqa: E402
+                    write_atomically)
 
 # Okabe-Ito colours (distinguishable with the common colour-vision deficiencies).
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000", "#F0E442"]
@@ -494,20 +495,13 @@ def check_svg(path):
         raise PlotError(f"{path.name} is not a complete SVG file")
 
 
-def write_atomically(path, text):
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w") as out:
-        out.write(text)
-    os.replace(tmp, path)
-
-
 def draw(fig, gnuplot, out_dir, tmp_dir):
     """Runs gnuplot on plots/<script> with this figure's settings and data; renames the PNG
     and SVG into out_dir when both are valid."""
     data_dir = out_dir / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
     dat = data_dir / f"{fig.stem}.dat"
-    write_atomically(dat, fig.dat_text())
+    write_atomically(dat, lambda out: out.write(fig.dat_text()))
     outbase = tmp_dir / fig.stem
     settings = tmp_dir / f"{fig.stem}.settings.gp"
     settings.write_text(settings_text(fig, dat, outbase))

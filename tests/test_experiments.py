@@ -1,11 +1,14 @@
 """The experiment runner (experiments/run.py) and the table generator (experiments/tables.py).
 
-A smoke run of every experiment file must give well-formed rows with their provenance, resume
-without duplicating anything, record failures and time-outs as such and go on, skip (not
-estimate) configurations beyond a budget, survive Ctrl-C with a valid CSV, and the table
-generator must reproduce a checked-in table from a fixed CSV.
+A smoke run of every experiment file must give well-formed rows with their provenance (the
+program's build included), resume without duplicating anything but rerun what another build
+measured and what lacked its data once the data is there, record failures and time-outs as such
+and go on, skip (not estimate) configurations beyond a budget, survive Ctrl-C with a valid CSV,
+leave no child process nor temporary file when stopped or killed, and the table generator must
+reproduce a checked-in table from a fixed CSV (and name the builds of reused rows).
 """
 import csv
+import hashlib
 import json
 import math
 import os
@@ -366,3 +369,225 @@ budget_s = 20
     assert int(r["all_pairs"]) == 2 * 500 ** 2   # of the base run, which total_s times
     gain = (tdir / "inc_gain.md").read_text()
     assert f"| 3500 | {restart / batch:.3g}x |" in gain
+
+
+# ---- build identity, retries, cleanup and file modes (issue 17, items 8-10) ------------------
+
+def tiny_experiment(path, input_="gen:uniform:n={n},d=2,seed=1"):
+    """One k-means run of one variant (seq) on 100 points of `input_`."""
+    write_experiment(path, ["kmeans", "{input}", "-k", "2"], "{ n = [100] }", budget_s=60)
+    path.write_text(path.read_text().replace('input = "gen:uniform:n={n},d=4,seed=1"', f'input = "{input_}"'))
+    return path
+
+
+def info_fields(program):
+    out = subprocess.run([str(program), "info"], capture_output=True, text=True, check=True).stdout
+    return {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in out.splitlines() if ":" in line)}
+
+
+def test_rows_record_their_build_and_other_builds_are_rerun(tmp_path):
+    """The resume key includes the build (commit and dirty flag, compiler, flags, the program's
+    sha256): a rebuilt program reruns what an older build measured, unless --reuse-other-builds
+    keeps it, and then the tables name the build those numbers come from."""
+    exp = tiny_experiment(tmp_path / "tiny.toml")
+    res = tmp_path / "res"
+    proc = runner(res, "--scale", "smoke", "--experiment", exp)
+    assert proc.returncode == 0, proc.stderr
+    seq = bin_dir() / "pragmaclust-seq"
+    info = info_fields(seq)
+    first = rows_of(res)
+    assert first and all(r["status"] == "ok" for r in first)
+    for r in first:
+        assert r["binary_sha256"] == hashlib.sha256(seq.read_bytes()).hexdigest()
+        assert len(r["build"]) == 12 and r["git_commit"] == info["git commit"]
+        assert r["compiler"] == info["compiler"] and r["flags"] == info["flags"]
+    # the same program: nothing to run
+    assert "nothing to run" in runner(res, "--scale", "smoke", "--experiment", exp).stdout
+    # a rebuilt program (here: one more byte) is another build: its rows replace the old ones
+    rebuilt = tmp_path / "rebuilt"
+    rebuilt.mkdir()
+    (rebuilt / "pragmaclust-seq").write_bytes(seq.read_bytes() + b"\0")
+    (rebuilt / "pragmaclust-seq").chmod(0o755)
+    cmd = [sys.executable, str(RUNNER), "--bin", str(rebuilt), "--results", str(res), "--scale", "smoke",
+           "--experiment", str(exp)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert "nothing to run" not in proc.stdout and "1 ok" in proc.stdout
+    second = rows_of(res)
+    assert len(second) == len(first) and {r["build"] for r in second} != {r["build"] for r in first}
+    rebuilt_sha = hashlib.sha256((rebuilt / "pragmaclust-seq").read_bytes()).hexdigest()
+    assert {r["binary_sha256"] for r in second} == {rebuilt_sha}
+    # back on bin/ with --reuse-other-builds: kept, and the table says which build they are of
+    proc = runner(res, "--scale", "smoke", "--experiment", exp, "--reuse-other-builds")
+    assert proc.returncode == 0 and "nothing to run" in proc.stdout, proc.stdout
+    assert rows_of(res) == second
+    table = (res / "smoke" / "tables" / "tiny.md").read_text()
+    note = f"not of the current builds (current: seq {first[0]['build']}): seq from build {second[0]['build']}"
+    assert note in table, table
+    # a CSV of an older runner (no build column): an unknown build, rerun by default
+    with open(res / "smoke" / "results.csv", newline="") as f:
+        legacy = [{k: v for k, v in r.items() if k not in ("build", "binary_sha256")} for r in csv.DictReader(f)]
+    with open(res / "smoke" / "results.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(legacy[0]))
+        w.writeheader()
+        w.writerows(legacy)
+    proc = runner(res, "--scale", "smoke", "--experiment", exp)
+    assert "1 ok" in proc.stdout, proc.stdout
+    assert {r["build"] for r in rows_of(res)} == {first[0]["build"]}
+
+
+def test_build_marks_in_tables():
+    """A table whose numbers of one program come from several builds marks each number with its
+    build; with the current builds given, numbers of the current build stay unmarked."""
+    exp = spec.load_experiment(TEST_DATA / "fixed_experiment.toml")
+    rows = run.read_rows(TEST_DATA / "fixed_results.csv")
+    for r in rows:
+        if r["program"] == "omp":
+            r["build"] = "aaaaaaaaaaaa" if r["n"] == "1000" else "bbbbbbbbbbbb"
+    (_, md, _), = tables.render(exp, rows, "smoke")
+    assert "| omp | 0.05 (b1) | 1.25 (b2) |" in md and "| Speedup omp | 4.00 (b1) | - |" in md, md
+    assert "(b1) omp: build aaaaaaaaaaaa" in md and "(b2) omp: build bbbbbbbbbbbb" in md
+    (_, md, _), = tables.render(exp, rows, "smoke", current_builds={"omp": "bbbbbbbbbbbb"})
+    assert "| omp | 0.05 (b1) | 1.25 |" in md and "bbbbbbbbbbbb" in md, md
+    # one build per program, and it is the current one: the table is as before
+    for r in rows:
+        r["build"] = r["program"] * 4
+    (_, md, _), = tables.render(exp, rows, "smoke", current_builds={"seq": "seqseqseqseq", "omp": "ompompompomp",
+                                                                     "gpu": "gpugpugpugpu"})
+    assert md == (TEST_DATA / "expected_fixed_experiment.md").read_text()
+
+
+def test_missing_data_is_retried(tmp_path):
+    """A missing-data row is run again once its file is there, and --retry-failed runs it again
+    even before (the hint "make datasets" must not lead to "nothing to run")."""
+    data = tmp_path / "data"
+    data.mkdir()
+    exp = tiny_experiment(tmp_path / "real.toml", input_="{data_dir}/set{n}.txt")
+    res = tmp_path / "res"
+    proc = runner(res, "--scale", "smoke", "--experiment", exp, data_dir=data)
+    assert [r["status"] for r in rows_of(res)] == ["missing-data"], proc.stdout
+    proc = runner(res, "--scale", "smoke", "--experiment", exp, "--retry-failed", data_dir=data)
+    assert proc.returncode == 0 and "1 missing-data" in proc.stdout, proc.stdout
+    assert [r["status"] for r in rows_of(res)] == ["missing-data"]
+    subprocess.run([str(bin_dir() / "pragmaclust-seq"), "generate", "gen:uniform:n=100,d=2,seed=3", "--out",
+                    str(data / "set100.txt")], check=True, capture_output=True)
+    proc = runner(res, "--scale", "smoke", "--experiment", exp, data_dir=data)
+    assert proc.returncode == 0 and "1 ok" in proc.stdout, proc.stdout
+    assert [r["status"] for r in rows_of(res)] == ["ok"]
+
+
+def test_staged_files_follow_the_umask(tmp_path):
+    """results.csv and the tables are created as open() would create them (0666 & ~umask), not
+    with mkstemp's 0600."""
+    exp = spec.load_experiment(TEST_DATA / "fixed_experiment.toml")
+    rows = run.read_rows(TEST_DATA / "fixed_results.csv")
+    old = os.umask(0o027)
+    try:
+        run.write_rows_atomically(tmp_path / "smoke" / "results.csv", rows)
+        tables.write_all([exp], rows, "smoke", tmp_path / "smoke" / "tables")
+    finally:
+        os.umask(old)
+    files = [tmp_path / "smoke" / "results.csv"] + list((tmp_path / "smoke" / "tables").iterdir())
+    assert len(files) == 4
+    for p in files:
+        assert p.stat().st_mode & 0o777 == 0o640, p
+
+
+FAKE_PROGRAM = """#!/bin/sh
+# a stand-in for pragmaclust-seq: info answers at once, a run sleeps (the signal tests' child)
+if [ "$1" = info ]; then
+  printf 'variant:        seq\\ncompiler:       fake cc\\nflags:          -O0\\ngit commit:     000000000000\\n'
+  exit 0
+fi
+if [ -e "{dir}/fast" ]; then echo "fake failure" >&2; exit 1; fi
+echo $$ > "{dir}/child.pid.new" && mv "{dir}/child.pid.new" "{dir}/child.pid"
+exec sleep 120
+"""
+
+
+def process_alive(pid):
+    """True while pid is a process that is not a zombie (a zombie has already died)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def wait_until(predicate, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+@pytest.fixture
+def sleeping_runner(tmp_path):
+    """Starts the runner on a fake program that sleeps; yields (runner process, child pid, paths)
+    and makes sure no child outlives the test."""
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    (fake / "pragmaclust-seq").write_text(FAKE_PROGRAM.replace("{dir}", str(tmp_path)))
+    (fake / "pragmaclust-seq").chmod(0o755)
+    exp = tiny_experiment(tmp_path / "sleepy.toml")
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    cmd = [sys.executable, str(RUNNER), "--bin", str(fake), "--results", str(tmp_path / "res"), "--scale", "smoke",
+           "--experiment", str(exp)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT,
+                            env=dict(os.environ, TMPDIR=str(tmpdir)))
+    pid_file = tmp_path / "child.pid"
+    child = None
+    try:
+        assert wait_until(pid_file.exists), "the fake program never started"
+        child = int(pid_file.read_text())
+        yield proc, child, dict(tmp=tmp_path, tmpdir=tmpdir, res=tmp_path / "res", cmd=cmd)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+        if child and process_alive(child):
+            os.kill(child, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_signal_ends_children_and_leaves_no_debris(sleeping_runner, signum):
+    proc, child, paths = sleeping_runner
+    assert process_alive(child)
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signum and "interrupted" in out, (proc.returncode, out, err)
+    assert wait_until(lambda: not process_alive(child), timeout=10), "the child outlived the runner"
+    assert not list(paths["tmpdir"].iterdir()), "temporary folders left in $TMPDIR"
+    scale_dir = paths["res"] / "smoke"
+    leftovers = [p.name for p in scale_dir.iterdir() if p.name not in ("results.csv",)] if scale_dir.exists() else []
+    assert leftovers == [], leftovers
+
+
+def test_killed_runner_takes_its_child_along_and_the_next_start_cleans_up(sleeping_runner):
+    proc, child, paths = sleeping_runner
+    proc.kill()   # SIGKILL: no handler runs; the child must still die (parent-death signal)
+    proc.communicate(timeout=60)
+    assert wait_until(lambda: not process_alive(child), timeout=10), "the child outlived the killed runner"
+    scale_dir = paths["res"] / "smoke"
+    assert [p.name for p in scale_dir.glob(".run.*")] == [f".run.{proc.pid}"]   # its reports' folder, left
+    (scale_dir / "tables").mkdir(exist_ok=True)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = [scale_dir / f"results.csv.{dead.pid}.abcd_123.tmp", scale_dir / "tables" / f"x.md.{dead.pid}.q1w2e3r4.tmp",
+             scale_dir / "results.csv.k3j4h5g6.tmp"]   # the last: an older runner's name, without a pid
+    for p in stale:
+        p.write_text("partial")
+    os.utime(stale[-1], (time.time() - 3600, time.time() - 3600))
+    live = scale_dir / f"results.csv.{os.getpid()}.zxcvbnm1.tmp"   # a live writer's: kept
+    live.write_text("in progress")
+    (paths["tmp"] / "fast").write_text("")   # the next run's child fails at once
+    proc2 = subprocess.run(paths["cmd"], capture_output=True, text=True, timeout=60, cwd=REPO_ROOT,
+                           env=dict(os.environ, TMPDIR=str(paths["tmpdir"])))
+    assert proc2.returncode == 0, proc2.stderr
+    assert [r["status"] for r in rows_of(paths["res"])] == ["failed"]
+    assert sorted(p.name for p in scale_dir.iterdir()) == sorted(["results.csv", "tables", live.name])
+    assert not [p for p in (scale_dir / "tables").iterdir() if p.suffix == ".tmp"]
+    assert not list(paths["tmpdir"].iterdir())
