@@ -128,14 +128,19 @@ experiments: toolchain
 paper-deps:
 	@variants/install-toolchain.sh --plots --paper "$(TOOLCHAIN_DIR)"
 
-# Figures (PNG and SVG) from $(RESULTS)/$(SCALE)/results.csv into $(RESULTS)/$(SCALE)/plots.
+# Figures (PNG and SVG) from $(RESULTS)/<scale>/results.csv into $(RESULTS)/<scale>/plots.
+# <scale> (plots and paper): SCALE when given (on the command line or in the environment, so
+# the recipe's shell has it), else default when $(RESULTS)/default/results.csv exists, else
+# the most recently run scale, with a note saying so; paper/build.sh --scale-of decides.
 plots:
 	@variants/install-toolchain.sh --plots "$(TOOLCHAIN_DIR)"
-	@$(PYTHON) plots/plot.py --results "$(RESULTS)" --scale $(SCALE)
+	@scale=$$(paper/build.sh --scale-of "$(RESULTS)" $${SCALE+"$(SCALE)"}) && \
+	  $(PYTHON) plots/plot.py --results "$(RESULTS)" --scale "$$scale"
 
-# paper/paper.pdf from the generated tables and figures (after `make experiments`).
+# paper/paper.pdf from the generated tables and figures (after `make experiments`), at the
+# scale of `make plots` (which has already named it when it was not given).
 paper: paper-deps plots
-	@paper/build.sh "$(RESULTS)" $(SCALE)
+	@paper/build.sh --no-scale-note "$(RESULTS)" $${SCALE+"$(SCALE)"}
 
 # Downloads, cleans and checks the real data sets into DATA_DIR (those already there and intact
 # are skipped); see experiments/datasets.py for the sources and checksums.

@@ -8,9 +8,12 @@
 #   11.8. Why 11.8: ptxas >= 12.8 writes cubins in a new ELF ABI that libomptarget 19
 #   rejects, so the program would silently run on the host (see README, "Toolchain").
 #   With --tests it also installs what `make test` needs (NumPy, scikit-learn, pytest,
-#   gnuplot, the sanitizer runtime); with --plots gnuplot for `make plots`; with --paper
-#   a LaTeX distribution and pdftoppm for `make paper`.
+#   gnuplot, the sanitizer runtime, and the paper's LaTeX: tests/test_paper_build.py builds
+#   the PDF); with --plots gnuplot for `make plots`; with --paper the LaTeX packages of
+#   paper/paper.tex and poppler-utils (pdfinfo, pdftoppm) for `make paper`.
 #   The system's apt sources are not modified: non-free is read through a private list.
+#   While another apt or dpkg holds its locks (unattended-upgrades on a fresh machine), it
+#   waits for them, saying so once, up to INSTALL_TOOLCHAIN_LOCK_TIMEOUT seconds (default 600).
 # Exit status: 0 when everything is present afterwards, non-zero with a message otherwise.
 set -euo pipefail
 
@@ -30,12 +33,51 @@ cuda_dir="$toolchain_dir/cuda-11.8"
 die() { echo "install-toolchain: $*" >&2; exit 1; }
 as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 
+# The packages of paper.tex's \usepackage lines (Debian 12): lmodern is only a Recommends of
+# texlive-latex-recommended, so with --no-install-recommends it must be named; placeins is in
+# -latex-extra, amssymb in texlive-base (a dependency). About 100 MB to download, 360 MB installed.
+paper_packages=(texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended lmodern
+                poppler-utils)
 apt_packages=(clang-19 clang-tools-19 libomp-19-dev llvm-19 binutils python3 xz-utils)
-if (( want_tests )); then apt_packages+=(python3-numpy python3-sklearn python3-pytest libclang-rt-19-dev gnuplot-nox); fi
-if (( want_plots )); then apt_packages+=(gnuplot-nox); fi
-if (( want_paper )); then
-  apt_packages+=(texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended poppler-utils)
+if (( want_tests )); then
+  apt_packages+=(python3-numpy python3-sklearn python3-pytest libclang-rt-19-dev gnuplot-nox "${paper_packages[@]}")
 fi
+if (( want_plots )); then apt_packages+=(gnuplot-nox); fi
+if (( want_paper )); then apt_packages+=("${paper_packages[@]}"); fi
+
+# apt_wait ARGS...: `apt-get ARGS` as root, waiting while another apt or dpkg holds a lock it
+# needs. apt 2.6 fails at once with "Could not get lock PATH. It is held by process N" when a
+# lock is held: that failure is retried every 3 s until the deadline, after saying once what it
+# waits for (nothing was changed by a run that could not get its locks). From the second try on,
+# DPkg::Lock::Timeout makes apt-get itself wait for the dpkg locks (and then fail with "...,
+# is another process using it?"); the lists lock of `apt-get update` and the archives lock are
+# not covered by that option, hence the loop.
+lock_timeout=${INSTALL_TOOLCHAIN_LOCK_TIMEOUT:-600}
+[[ $lock_timeout =~ ^[0-9]+$ ]] || die "INSTALL_TOOLCHAIN_LOCK_TIMEOUT must be a number of seconds, not '$lock_timeout'"
+lock_deadline=$((SECONDS + lock_timeout)) lock_said=0
+apt_wait() {
+  local err status wait_s
+  err=$(mktemp)
+  while :; do
+    wait_s=0
+    if (( lock_said && lock_deadline > SECONDS )); then wait_s=$((lock_deadline - SECONDS)); fi
+    status=0
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get -o "DPkg::Lock::Timeout=$wait_s" "$@" 2>"$err" || status=$?
+    if (( status == 0 )) || ! grep -qE 'Could not get lock|is another process using it' "$err"; then
+      cat "$err" >&2; rm -f "$err"; return "$status"
+    fi
+    if (( SECONDS >= lock_deadline )); then
+      sed 's/^/  /' "$err" >&2; rm -f "$err"
+      die "gave up after $lock_timeout s waiting for the apt/dpkg lock (INSTALL_TOOLCHAIN_LOCK_TIMEOUT=SECONDS waits longer): run this again when that apt or dpkg has finished"
+    fi
+    if (( !lock_said )); then
+      echo "install-toolchain: waiting up to $lock_timeout s for another apt/dpkg to finish:" \
+           "$(grep -m1 -o 'Could not get lock.*' "$err")" >&2
+      lock_said=1
+    fi
+    sleep 3
+  done
+}
 
 missing=()
 for p in "${apt_packages[@]}"; do
@@ -43,8 +85,8 @@ for p in "${apt_packages[@]}"; do
 done
 if (( ${#missing[@]} )); then
   echo "install-toolchain: installing ${missing[*]}"
-  as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt_wait update -qq || die "apt-get update failed"
+  apt_wait install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || die "apt-get install failed"
 fi
 
 if [[ -x "$cuda_dir/bin/ptxas" && -f "$cuda_dir/nvvm/libdevice/libdevice.10.bc" ]]; then
