@@ -425,7 +425,7 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
       for (size_t t = 0; t < window; t++) start_rank[t] = owner[base + t] == DB_UNCLAIMED;
       const long found = pc_exclusive_scan(start_rank, window);
       size_t untaken = window; /* the first unclaimed point left for a later round */
-      PAR_FOR(reduction(min : untaken))
+      PAR_FOR(reduction(min : untaken) GPU_ONLY(num_teams(pc_reduction_teams(window)) thread_limit(PC_GPU_THREADS)))
       for (size_t t = 0; t < window; t++) {
         const long rank = start_rank[t], next = t + 1 < window ? start_rank[t + 1] : found;
         if (next == rank) continue; /* claimed */
@@ -462,7 +462,7 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
       }
     }
     long active = 0;
-    PAR_FOR(reduction(+ : active))
+    PAR_FOR(reduction(+ : active) GPU_ONLY(num_teams(pc_reduction_teams((size_t)chains)) thread_limit(PC_GPU_THREADS)))
     for (int c = 0; c < chains; c++) active += slot_uid[c] >= 0;
     if (active == 0 && scan_from >= n) break;
     if (active == 0) continue; /* the window held no unclaimed point: scan on */
@@ -619,7 +619,7 @@ static void db_build_directory(const float *x, size_t n, size_t d, int levels, i
  * (counting sort). Fills start (nslots + 1 entries: slot h's points are order[start[h] ..
  * start[h+1])) and cell_slot (each point's slot). The view reads x, not yet xs. */
 static void db_build_grid(db_geometry geo, const float *x, const double *lo, long *start, long *fill, int *claim,
-                          int *cell_slot, int *order) {
+                          unsigned *cell_slot, int *order) {
   const size_t n = geo.n, d = geo.d, nslots = (size_t)geo.slot_mask + 1;
   PAR_FOR()
   for (size_t h = 0; h <= nslots; h++) {
@@ -637,7 +637,7 @@ static void db_build_grid(db_geometry geo, const float *x, const double *lo, lon
       if (__atomic_compare_exchange_n(&claim[h], &seen, (int)i, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) break;
       if (db_same_cell(&v, x + (size_t)seen * d, cell)) break;
     }
-    cell_slot[i] = (int)h;
+    cell_slot[i] = (unsigned)h; /* up to 2^32 - 1 slots: n < 2^31 points, at most 2n rounded up */
     PAR_ATOMIC
     start[h] += 1;
   }
@@ -651,6 +651,41 @@ static void db_build_grid(db_geometry geo, const float *x, const double *lo, lon
     pos = fill[cell_slot[i]]++;
     order[pos] = (int)i;
   }
+}
+
+/* The clusters' ids, step 1 of the labels: each component of core points is named by its
+ * smallest input index (atomic minimum at its root), and those points, numbered in input order
+ * (a prefix sum), give the ids. Fills slabel[s] for core positions s. Returns the clusters.
+ *
+ * Why the roots go to slabel and never back into parent[]: while one thread finds the root of s,
+ * others find roots through s and halve their paths, writing into parent[s] a grandparent they
+ * read a moment before. Every such write names an ancestor, so every find still ends at the
+ * root, but parent[s] is not "the root" after the loop: a late halving may replace the root
+ * stored there with an older grandparent (whose lowest[] entry is unset). So the root of s is
+ * kept in slabel[s], which only the iteration of s writes, and parent[] is only ever read
+ * through db_find. */
+long db_number_clusters(size_t n, const int *core, const int *order, int *parent, int *lowest, long *root_rank,
+                        int *slabel) {
+  PAR_FOR()
+  for (size_t i = 0; i < n; i++) {
+    lowest[i] = INT_MAX;
+    root_rank[i] = 0;
+  }
+  PAR_FOR()
+  for (size_t s = 0; s < n; s++) {
+    if (!core[s]) continue;
+    const int root = db_find(parent, (int)s);
+    slabel[s] = root;
+    db_atomic_min(&lowest[root], order[s]);
+  }
+  PAR_FOR()
+  for (size_t s = 0; s < n; s++)
+    if (core[s] && lowest[slabel[s]] == order[s]) root_rank[order[s]] = 1;
+  const long clusters = pc_exclusive_scan(root_rank, n);
+  PAR_FOR()
+  for (size_t s = 0; s < n; s++)
+    if (core[s]) slabel[s] = (int)root_rank[lowest[slabel[s]]];
+  return clusters;
 }
 
 int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int *labels, unsigned char *is_core,
@@ -727,7 +762,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   double t1 = pc_now();
   result->phase_s[DB_PHASE_H2D] = t1 - t0;
 
-  if (kind == DB_INDEX_GRID) db_build_grid(geo, x, lo, start, fill, claim, scratch, order);
+  if (kind == DB_INDEX_GRID) db_build_grid(geo, x, lo, start, fill, claim, (unsigned *)scratch, order);
   if (kind == DB_INDEX_NONE) {
     PAR_FOR()
     for (size_t i = 0; i < n; i++) order[i] = (int)i;
@@ -747,30 +782,13 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   t0 = pc_now();
 
   /* Cluster ids: each component is named by its smallest input index; those points, numbered in
-   * input order, give the ids. scratch[s] is the label of position s. */
+   * input order, give the ids (db_number_clusters); border points take the smallest id among
+   * their core neighbours. scratch[s] is the label of position s. */
   long clusters = 0, n_core = 0, n_noise = 0;
   int *slabel = scratch;
   if (!rc) {
-    PAR_FOR()
-    for (size_t i = 0; i < n; i++) {
-      lowest[i] = INT_MAX;
-      root_rank[i] = 0;
-    }
-    PAR_FOR() /* every core point hung straight under its root (each write names an ancestor, so
-                 concurrent finds stay correct), so the loops below read its root once */
-    for (size_t s = 0; s < n; s++)
-      if (core[s]) {
-        const int root = db_find(parent, (int)s);
-        __atomic_store_n(&parent[s], root, __ATOMIC_RELAXED);
-        db_atomic_min(&lowest[root], order[s]);
-      }
-    PAR_FOR()
-    for (size_t s = 0; s < n; s++)
-      if (core[s] && lowest[parent[s]] == order[s]) root_rank[order[s]] = 1;
-    clusters = pc_exclusive_scan(root_rank, n);
-    PAR_FOR()
-    for (size_t s = 0; s < n; s++) slabel[s] = core[s] ? (int)root_rank[lowest[parent[s]]] : -1;
-    PAR_FOR(reduction(+ : n_core, n_noise) DB_NEIGHBOUR_LOOP)
+    clusters = db_number_clusters(n, core, order, parent, lowest, root_rank, slabel);
+    PAR_FOR(reduction(+ : n_core, n_noise) DB_NEIGHBOUR_LOOP GPU_ONLY(num_teams(pc_reduction_teams(n))))
     for (size_t s = 0; s < n; s++) {
       if (core[s]) {
         n_core++;

@@ -6,6 +6,7 @@ The result must be identical, not just equivalent: the same core points, the sam
 among a border point's core neighbours), which is also what scikit-learn produces.
 """
 import json
+import os
 
 import numpy as np
 import pytest
@@ -218,3 +219,30 @@ def test_chains_report(seq, work):
                         "--seed-list", "8")
     assert rep["params"]["method"] == "chains" and rep["params"]["chains"] == 4
     assert rep["params"]["rounds"] >= 3000 // (4 * 32)
+
+
+# The GPU abort of issue 17: at 10M points the labelling step read a root that a concurrent path
+# halving had replaced (db_number_clusters). The same lock-free step is raced on many host threads
+# by the omp unit tests; this is the run on the GPU machine itself (PRAGMACLUST_REQUIRE_GPU=1),
+# 20 runs of each case, every run's labels identical to the first and to the omp variant's.
+GPU_STRESS_CASES = {
+    "10M_seed2": "gen:blobs:n=10000000,d=2,centers=100,std=0.01,box=1,noise=0.05,seed=2",
+    "10M_seed1": "gen:blobs:n=10000000,d=2,centers=100,std=0.01,box=1,noise=0.05,seed=1",
+}
+
+
+@pytest.mark.parametrize("case", sorted(GPU_STRESS_CASES))
+def test_gpu_union_find_identical_over_20_runs_at_10m(gpu_direct, omp, work, case):
+    if os.environ.get("PRAGMACLUST_REQUIRE_GPU") != "1":
+        pytest.skip("a GPU-machine test (PRAGMACLUST_REQUIRE_GPU=1): 20 GPU runs of 10M points")
+    spec = GPU_STRESS_CASES[case]
+    args = ["--eps", "0.0002", "--min-pts", 10, "--quiet"]
+    rc, _, err = omp.run("dbscan", spec, *args, "--labels", work / "omp.npy", timeout=600,
+                         env={"OMP_NUM_THREADS": str(os.cpu_count())})
+    assert rc == 0, err
+    expected = np.load(work / "omp.npy")
+    for run in range(20):
+        rc, _, err = gpu_direct.run("dbscan", spec, *args, "--labels", work / "gpu.npy", timeout=300,
+                                    env={"OMP_TARGET_OFFLOAD": "MANDATORY"})
+        assert rc == 0, f"run {run}: {err}"
+        np.testing.assert_array_equal(np.load(work / "gpu.npy"), expected, err_msg=f"run {run}")
