@@ -3,8 +3,10 @@
 # k-means (../shared/TOOLCHAIN.md), so the gpu variant is clang's alone.
 
 CC          := $(if $(filter default,$(origin CC)),gcc,$(CC))
-CFLAGS_seq  := -Wno-unknown-pragmas
+# GCC contracts a * b + c into a fused multiply-add across statements by default (GNU modes):
+# off, as the clang builds have it where results must match a reference to the bit (dpc_d2).
+CFLAGS_seq  := -Wno-unknown-pragmas -ffp-contract=off
 LDFLAGS_seq :=
-CFLAGS_omp  := -fopenmp
+CFLAGS_omp  := -fopenmp -ffp-contract=off
 LDFLAGS_omp := -fopenmp
 GPU_SUPPORTED := no
