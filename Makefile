@@ -35,6 +35,7 @@ $(if $(and $(filter gpu,$(VARIANTS)),$(filter-out yes,$(GPU_SUPPORTED))),$(error
 WARNINGS := -Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion
 BASE_CFLAGS := -std=gnu11 $(OPT) -march=$(HOST_ARCH) $(WARNINGS) -Icommon -Ialgorithms
 SOURCES := $(wildcard common/*.c) $(wildcard algorithms/*.c)
+VERSION := $(strip $(file < VERSION))
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 
 .PHONY: all build info toolchain test test-deps paper-deps bundle bench bench-kmeans bench-dbscan bench-dpc experiments tables plots paper datasets \
@@ -49,8 +50,8 @@ CFLAGS_ALL_$(1) = $(BASE_CFLAGS) $(2) $$(CFLAGS_$(1)) -Ibuild/$(1)
 OBJECTS_$(1) := $(patsubst %.c,build/$(1)/%.o,$(notdir $(SOURCES)))
 build/$(1)/buildinfo.h: FORCE
 	@mkdir -p $$(@D)
-	@printf '#define PC_BUILD_COMPILER "%s"\n#define PC_BUILD_FLAGS "%s"\n#define PC_BUILD_COMMIT "%s"\n' \
-	  "$$$$($(CC) --version 2>/dev/null | head -1)" "$$(strip $$(CFLAGS_ALL_$(1)))" "$(GIT_COMMIT)" > $$@.new
+	@printf '#define PC_BUILD_COMPILER "%s"\n#define PC_BUILD_FLAGS "%s"\n#define PC_BUILD_COMMIT "%s"\n#define PC_BUILD_VERSION "%s"\n' \
+	  "$$$$($(CC) --version 2>/dev/null | head -1)" "$$(strip $$(CFLAGS_ALL_$(1)))" "$(GIT_COMMIT)" "$(VERSION)" > $$@.new
 	@cmp -s $$@.new $$@ && rm -f $$@.new || mv $$@.new $$@
 build/$(1)/%.o: common/%.c common/*.h build/$(1)/buildinfo.h $(3) | build/$(1)
 	$(CC) $$(CFLAGS_ALL_$(1)) -c $$< -o $$@
@@ -93,11 +94,17 @@ test-deps:
 # The README's test command: installs what it needs, builds every variant and the sanitizer
 # build, then runs the unit and end-to-end tests.
 test: test-deps
-	@$(MAKE) --no-print-directory VARIANT=all build bin/pragmaclust-seq-asan build/seq/unit_tests
+	@$(MAKE) --no-print-directory VARIANT=all build bin/pragmaclust-seq-asan build/seq/unit_tests build/omp/unit_tests build/seq-asan/unit_tests
 	@PRAGMACLUST_BIN=bin DATA_DIR="$(DATA_DIR)" $(PYTHON) -m pytest -q tests
 
+# The unit tests, against the seq objects, the omp objects (where the tests of lock-free steps
+# race them on many threads) and the sanitizer build's.
 build/seq/unit_tests: tests/unit_tests.c $(filter-out build/seq/main.o,$(OBJECTS_seq))
-	$(CC) $(CFLAGS_ALL_seq) $^ -o $@ -lm
+	$(CC) $(CFLAGS_ALL_seq) $^ -o $@ $(LDFLAGS_seq) -lm
+build/omp/unit_tests: tests/unit_tests.c $(filter-out build/omp/main.o,$(OBJECTS_omp))
+	$(CC) $(CFLAGS_ALL_omp) $^ -o $@ $(LDFLAGS_omp) -lm
+build/seq-asan/unit_tests: tests/unit_tests.c $(filter-out build/seq-asan/main.o,$(OBJECTS_seq-asan))
+	$(CC) $(CFLAGS_ALL_seq-asan) $^ -o $@ $(LDFLAGS_seq-asan) -lm
 
 # The variant comparisons (benchmarks, not tests; see experiments/README.md): k-means per
 # iteration, DBSCAN on 1M points (20 Gaussian clusters, 5% noise, d = 2 and 3), density peaks

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "data.h"
+#include "output.h"
 #include "dbscan.h"
 #include "device.h"
 #include "par.h"
@@ -28,7 +29,7 @@
 #define DB_TEXT(macro) DB_TEXT_OF(macro)
 
 static const char usage[] =
-    "usage: pragmaclust dbscan INPUT --eps E --min-pts M [options]\n"
+    "usage: {prog} dbscan INPUT --eps E --min-pts M [options]\n"
     "DBSCAN with the result of sequential DBSCAN: core points have at least M points (themselves\n"
     "included) within distance E; clusters are numbered by their smallest point index; a border\n"
     "point joins the smallest cluster id among its core neighbours; noise is -1.\n"
@@ -77,7 +78,7 @@ static void handle_option(int id, const char *arg, void *ctx) {
         pc_die(PC_EXIT_USAGE, "option --index: expected grid, directory or none, got '%s'", arg);
       o->index = arg;
       break;
-    case OPT_LABELS: o->labels_path = arg; break;
+    case OPT_LABELS: o->labels_path = arg; pc_io_output("--labels", arg); break;
     case OPT_METHOD:
       if (!strcmp(arg, "union-find")) o->method = DB_METHOD_UNION_FIND;
       else if (!strcmp(arg, "chains")) o->method = DB_METHOD_CHAINS;
@@ -125,7 +126,7 @@ int pc_cmd_dbscan(int argc, char **argv) {
   pc_stats total = pc_stats_of(totals, (size_t)c.repeat);
   if (c.report) {
     pc_json j;
-    pc_json_run_header(&j, "dbscan", &dev, c.input, generated, n, d);
+    pc_json_run_header(&j, "dbscan", &dev, c.input, generated, n, d, pts.header_line);
     pc_json_object(&j, "params");
     pc_json_num(&j, "eps", o.eps);
     pc_json_int(&j, "min_pts", o.min_pts);
@@ -154,11 +155,11 @@ int pc_cmd_dbscan(int argc, char **argv) {
   }
   if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   if (!c.quiet)
-    fprintf(stderr, "dbscan [%s, %s]: n=%zu d=%zu eps=%g min_pts=%lld index=%s method=%s: %ld clusters, %ld core, %ld border, "
+    fprintf(stderr, "dbscan [%s, %s]: n=%zu d=%zu%s eps=%g min_pts=%lld index=%s method=%s: %ld clusters, %ld core, %ld border, "
                     "%ld noise; run %.4g s median of %d\n",
-            pc_build_variant(), dev.where, n, d, o.eps, o.min_pts, db_index_names[params.index],
-            o.method == DB_METHOD_CHAINS ? "chains" : "union-find", res.clusters, res.core, res.border, res.noise,
-            total.median, c.repeat);
+            pc_build_variant(), dev.where, n, d, pc_header_note(NULL, pts.header_line), o.eps, o.min_pts,
+            db_index_names[params.index], o.method == DB_METHOD_CHAINS ? "chains" : "union-find", res.clusters, res.core,
+            res.border, res.noise, total.median, c.repeat);
   for (int p = 0; p < DB_NPHASES; p++) free(phases[p]);
   free(totals);
   free(labels);

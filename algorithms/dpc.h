@@ -51,7 +51,7 @@ extern const char *const dpc_phase_names[DPC_NPHASES]; /* transfers, tree_build,
 typedef struct {
   double dc;              /* cut-off distance, > 0 */
   dpc_index_kind index;
-  long peaks;             /* > 0: top `peaks` by gamma; 0: thresholds */
+  long peaks;             /* > 0: top `peaks` by gamma (every live point when fewer are left); 0: thresholds */
   double rho_min, delta_min;
   uint64_t seed;          /* the random start of the farthest-point heuristic */
   dpc_rho_update rho_update;

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "data.h"
+#include "output.h"
 #include "device.h"
 #include "dpc.h"
 #include "par.h"
@@ -23,7 +24,7 @@
 #define DPC_DEFAULT_BATCH 1000
 
 static const char usage[] =
-    "usage: pragmaclust dpc INPUT (--dc D | --dc-percent P) (--peaks K | --rho-min R --delta-min D) [options]\n"
+    "usage: {prog} dpc INPUT (--dc D | --dc-percent P) (--peaks K | --rho-min R --delta-min D) [options]\n"
     "Density peaks clustering (Rodriguez & Laio; GDPC): rho = points closer than d_c (itself included),\n"
     "delta = distance to the nearest denser point (denser: larger rho, ties to the lower index;\n"
     "distance ties to the lower index); peaks by gamma = rho * delta; every other point takes the\n"
@@ -34,7 +35,9 @@ static const char usage[] =
     "  --dc-percent P       d_c = the P% quantile of the pairwise distances (default 2, the original\n"
     "                       paper's 1-2% rule), estimated from --dc-samples pairs (default 100000; all\n"
     "                       pairs when there are fewer) drawn with --seed, on the base points\n"
-    "  --peaks K            the K points of largest gamma are the peaks (the absolute peak first)\n"
+    "  --peaks K            the K points of largest gamma are the peaks (the absolute peak first);\n"
+    "                       K <= the points of INPUT (of the base with --base); once --delete leaves\n"
+    "                       fewer than K points, every point left is a peak\n"
     "  --rho-min R, --delta-min D  peaks: every point with rho >= R and delta >= D (default 0 each)\n"
     "  --index vptree|none  GDPC's VP-tree (default) or all pairs (CUDA-DP)\n"
     "  --rho-search point|leaf  VP-tree rho: each point walks the tree (default), or one team per\n"
@@ -122,11 +125,14 @@ static void handle_option(int id, const char *arg, void *ctx) {
       else if (!strcmp(arg, "none")) o->index = DPC_INDEX_NONE;
       else pc_die(PC_EXIT_USAGE, "option --index: expected vptree or none, got '%s'", arg);
       break;
-    case OPT_LABELS: o->labels_path = arg; break;
-    case OPT_GRAPH: o->graph_path = arg; break;
-    case OPT_PLOT: o->plot_path = arg; break;
+    case OPT_LABELS: o->labels_path = arg; pc_io_output("--labels", arg); break;
+    case OPT_GRAPH: o->graph_path = arg; pc_io_output("--decision-graph", arg); break;
+    case OPT_PLOT: o->plot_path = arg; pc_io_output("--plot", arg); break;
     case OPT_BASE: o->base = pc_parse_int("--base", arg, 1, 0x7fffffff); break;
-    case OPT_INSERT: o->insert = arg; break;
+    case OPT_INSERT:
+      o->insert = arg;
+      if (strncmp(arg, "gen:", 4) != 0) pc_io_input("--insert", arg);
+      break;
     case OPT_BATCH: o->batch = pc_parse_int("--batch", arg, 1, 0x7fffffff); break;
     case OPT_RHO_UPDATE:
       if (!strcmp(arg, "incidental")) o->rho_update = DPC_RHO_INCIDENTAL;
@@ -213,7 +219,7 @@ int pc_cmd_dpc(int argc, char **argv) {
   int generated;
   pc_start_run(&c, &dev, &pts, &load_s, &generated);
   const size_t n_input = pts.n, d = pts.d;
-  size_t n = n_input;
+  size_t n = n_input, insert_header = 0; /* the --insert file's skipped header line */
   if (o.base > 0 && (size_t)o.base > n) pc_die(PC_EXIT_USAGE, "dpc: --base %lld is more than the %zu points of INPUT", o.base, n);
   if (o.insert) { /* append the points to insert */
     pc_common_opts ic = c;
@@ -232,12 +238,16 @@ int pc_cmd_dpc(int argc, char **argv) {
     pts.x = all;
     pts.n = n + more.n;
     n = pts.n;
+    insert_header = more.header_line;
     pc_points_free(&more);
     load_s += more_s;
   }
   const size_t n0 = o.base > 0 ? (size_t)o.base : n_input; /* the base points */
   if (o.delete_count && (size_t)o.delete_count >= n)
     pc_die(PC_EXIT_USAGE, "dpc: --delete %lld would leave none of the %zu points", o.delete_count, n);
+  if (o.peaks && (size_t)o.peaks > n0)
+    pc_die(PC_EXIT_USAGE, "dpc: --peaks %lld asks for more clusters than the %zu points%s", o.peaks, n0,
+           o.base > 0 ? " of the base (--base)" : "");
 
   double dc = o.dc, dc_s = 0.0;
   if (!o.have_dc) {
@@ -360,7 +370,8 @@ int pc_cmd_dpc(int argc, char **argv) {
   pc_stats total = pc_stats_of(totals, (size_t)c.repeat);
   if (c.report) {
     pc_json j;
-    pc_json_run_header(&j, "dpc", &dev, c.input, generated, n_out, d);
+    pc_json_run_header(&j, "dpc", &dev, c.input, generated, n_out, d, pts.header_line);
+    if (o.insert) pc_json_header_skipped(&j, "insert_header_skipped", insert_header);
     pc_json_object(&j, "params");
     pc_json_num(&j, "dc", dc);
     if (!o.have_dc) {
@@ -418,8 +429,9 @@ int pc_cmd_dpc(int argc, char **argv) {
   }
   if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   if (!c.quiet) {
-    fprintf(stderr, "dpc [%s, %s]: n=%zu d=%zu dc=%g index=%s: %ld clusters; run %.4g s median of %d, %lld distances",
-            pc_build_variant(), dev.where, n0, d, dc, dpc_index_names[o.index], base_res.clusters, total.median, c.repeat,
+    fprintf(stderr, "dpc [%s, %s]: n=%zu d=%zu%s%s dc=%g index=%s: %ld clusters; run %.4g s median of %d, %lld distances",
+            pc_build_variant(), dev.where, n0, d, pc_header_note(NULL, pts.header_line),
+            pc_header_note("--insert", insert_header), dc, dpc_index_names[o.index], base_res.clusters, total.median, c.repeat,
             base_res.distances);
     if (nbatches)
       fprintf(stderr, "; %zu batches of %lld to n=%zu: %.4g s (%.4g ms per batch), %ld clusters%s", nbatches, o.batch, n_out,

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "data.h"
+#include "output.h"
 #include "device.h"
 #include "kmeans.h"
 #include "kmeans_gemm.h"
@@ -20,7 +21,7 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: pragmaclust kmeans INPUT -k K [options]\n"
+    "usage: {prog} kmeans INPUT -k K [options]\n"
     "Lloyd's k-means. INPUT is a text/CSV file, a .npy file, raw float32 with --shape N,D,\n"
     "or a generator: gen:uniform:n=N,d=D[,seed=S] | gen:blobs:n=N,d=D[,centers=C,std=S,box=B,seed=S]\n"
     "  -k K                 number of clusters (1 <= K <= n)\n"
@@ -72,7 +73,10 @@ static void handle_option(int id, const char *arg, void *ctx) {
   kmeans_opts *o = ctx;
   switch (id) {
     case OPT_K: o->k = pc_parse_int("-k", arg, 1, 0x7fffffff); break;
-    case OPT_INIT: o->init = arg; break;
+    case OPT_INIT:
+      o->init = arg;
+      if (strcmp(arg, "random") != 0 && strcmp(arg, "kmeans++") != 0) pc_io_input("--init", arg);
+      break;
     case OPT_MAX_ITER: o->params.max_iter = (int)pc_parse_int("--max-iter", arg, 1, 100000000); break;
     case OPT_ITERATIONS: o->params.fixed_iter = (int)pc_parse_int("--iterations", arg, 1, 100000000); break;
     case OPT_TOL: o->params.tol = pc_parse_real("--tol", arg, 0.0, 1e300); break;
@@ -95,8 +99,8 @@ static void handle_option(int id, const char *arg, void *ctx) {
         pc_die(PC_EXIT_USAGE, "option --distance %s: needs the gpu variant (the GPU's tensor cores); this is the %s build",
                arg, pc_build_variant());
       break;
-    case OPT_LABELS: o->labels_path = arg; break;
-    case OPT_CENTROIDS: o->centroids_path = arg; break;
+    case OPT_LABELS: o->labels_path = arg; pc_io_output("--labels", arg); break;
+    case OPT_CENTROIDS: o->centroids_path = arg; pc_io_output("--centroids", arg); break;
   }
 }
 
@@ -127,18 +131,6 @@ static float *initial_centroids(const kmeans_opts *o, const pc_common_opts *c, c
   return init;
 }
 
-/* Distances are float32 sums of d squared differences; refuses data whose largest possible
- * distance (every centroid lies within the data's range) would overflow to infinity. */
-static void check_distance_range(const pc_points *pts, const float *init, size_t k) {
-  double max_abs = 0.0;
-  for (size_t e = 0; e < pts->n * pts->d; e++) max_abs = fmax(max_abs, fabs((double)pts->x[e]));
-  for (size_t e = 0; e < k * pts->d; e++) max_abs = fmax(max_abs, fabs((double)init[e]));
-  const double worst = (double)pts->d * (2.0 * max_abs) * (2.0 * max_abs);
-  if (worst > FLT_MAX)
-    pc_die(PC_EXIT_USAGE, "kmeans: values up to %.3g make squared distances overflow float32 (d=%zu); rescale the data", max_abs,
-           pts->d);
-}
-
 int pc_cmd_kmeans(int argc, char **argv) {
   kmeans_opts o = {.k = 0, .params = {.max_iter = 1000, .tol = -1.0, .update = KM_UPDATE_DEVICE}};
   pc_common_opts c;
@@ -158,11 +150,13 @@ int pc_cmd_kmeans(int argc, char **argv) {
     pc_die(PC_EXIT_NO_DEVICE, "kmeans: --distance dot-3xtf32 runs on the GPU's tensor cores, but this run's kernels run "
                               "on the host (--allow-host without a usable GPU); use --distance dot or direct");
   if ((size_t)o.k > pts.n) pc_die(PC_EXIT_USAGE, "kmeans: -k %lld is larger than the number of points (%zu)", o.k, pts.n);
-  const size_t n = pts.n, d = pts.d, k = (size_t)o.k;
+  const size_t n = pts.n, d = pts.d, k = (size_t)o.k, header_line = pts.header_line; /* pts is freed early */
   o.params.k = (int)k;
 
   float *init = initial_centroids(&o, &c, &pts);
-  check_distance_range(&pts, init, k);
+  /* distances are float32: every centroid stays within the range of the data and the initial ones */
+  const double max_abs = fmax(pc_max_abs(pts.x, n * d), pc_max_abs(init, k * d));
+  if (pc_check_float_distances(max_abs, d, "kmeans") != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   double t0 = pc_now();
   float *xt = pc_xalloc(n * d, sizeof *xt, "dimension-major copy of the data");
   km_transpose(pts.x, n, d, xt);
@@ -198,7 +192,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
   const double flop_per_iter = 2.0 * (double)n * (double)k * (double)d;
   if (c.report) {
     pc_json j;
-    pc_json_run_header(&j, "kmeans", &dev, c.input, generated, n, d);
+    pc_json_run_header(&j, "kmeans", &dev, c.input, generated, n, d, header_line);
     pc_json_int(&j, "k", (long long)k);
     pc_json_object(&j, "params");
     pc_json_str(&j, "init", o.init ? o.init : "random");
@@ -233,9 +227,9 @@ int pc_cmd_kmeans(int argc, char **argv) {
   if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   if (!c.quiet)
     fprintf(stderr,
-            "kmeans [%s, %s]: n=%zu d=%zu k=%zu: %d iterations%s, SSE %.10g; per iteration %.4g ms median (%.1f GFLOP/s), "
+            "kmeans [%s, %s]: n=%zu d=%zu%s k=%zu: %d iterations%s, SSE %.10g; per iteration %.4g ms median (%.1f GFLOP/s), "
             "run %.4g s median of %d\n",
-            pc_build_variant(), dev.where, n, d, k, res.iterations,
+            pc_build_variant(), dev.where, n, d, pc_header_note(NULL, header_line), k, res.iterations,
             res.converged ? " (converged)" : (o.params.fixed_iter ? " (fixed)" : " (not converged: --max-iter reached)"),
             res.sse, per_iter.median * 1e3, per_iter.median > 0 ? flop_per_iter / per_iter.median * 1e-9 : 0.0,
             total.median, c.repeat);

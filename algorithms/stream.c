@@ -203,8 +203,8 @@ static int read_block(const pc_stream *src, size_t first, size_t rows, float *bu
   return rc;
 }
 
-/* STREAM: blocks to level 0, a level of m or more points reclustered into the next, the union
- * of all levels clustered at the end. */
+/* STREAM: blocks to level 0, a level of m or more points (and more than k) reclustered into the
+ * next, the union of all levels clustered at the end. */
 static int run_entire(strm_ctx *c, const pc_stream *src, float *buf, float *centres) {
   const size_t n = src->n, d = src->d, m = c->r->block;
   strm_set *levels = NULL, all = {0}, final = {0};
@@ -229,7 +229,9 @@ static int run_entire(strm_ctx *c, const pc_stream *src, float *buf, float *cent
         levels[i - 1].n = 0;
         c->r->combined++;
       }
-      if (levels[i].n < m) break;
+      /* A level of k points or fewer is already its own summary: clustering it again would give it
+       * back unchanged (n < 2k makes m <= k, and k = n would climb levels forever). */
+      if (levels[i].n < m || levels[i].n <= (size_t)c->p->k) break;
     }
   }
   for (int i = 0; i < nlevels; i++)

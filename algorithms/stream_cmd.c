@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "data.h"
+#include "output.h"
 #include "device.h"
 #include "report.h"
 #include "stream_source.h"
@@ -19,7 +20,7 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: pragmaclust stream INPUT -k K [options]\n"
+    "usage: {prog} stream INPUT -k K [options]\n"
     "Cao et al.'s stream clustering with k-means inside. Entire stream (default): STREAM's divide\n"
     "and conquer: blocks of M = n^epsilon points clustered into K weighted centres, a level of M or\n"
     "more weighted centres clustered again one level up, the union of the levels clustered at the\n"
@@ -76,8 +77,8 @@ static void handle_option(int id, const char *arg, void *ctx) {
       else if (!strcmp(arg, "host")) o->params.update = KM_UPDATE_HOST;
       else pc_die(PC_EXIT_USAGE, "option --update: expected device or host, got '%s'", arg);
       break;
-    case OPT_CENTRES: o->centres_path = arg; break;
-    case OPT_LABELS: o->labels_path = arg; break;
+    case OPT_CENTRES: o->centres_path = arg; pc_io_output("--centres", arg); break;
+    case OPT_LABELS: o->labels_path = arg; pc_io_output("--labels", arg); break;
   }
 }
 
@@ -98,6 +99,9 @@ int pc_cmd_stream(int argc, char **argv) {
   const pc_stream *src = &in.stream;
   const size_t n = src->n, d = src->d, k = (size_t)o.k;
   if (k > n) pc_die(PC_EXIT_USAGE, "stream: -k %zu is larger than the number of points (%zu)", k, n);
+  /* distances are float32 (k-means): a generator's data is bounded by its spec, a file's by its values */
+  const double max_abs = in.generated ? pc_gen_max_abs(&in.spec) : pc_max_abs(in.loaded.x, n * d);
+  if (pc_check_float_distances(max_abs, d, "stream") != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
 
   float *centres = pc_xalloc(k, d * sizeof *centres, "centres");
   double *totals = pc_xalloc((size_t)c.repeat, sizeof *totals, "run times");
@@ -136,7 +140,7 @@ int pc_cmd_stream(int argc, char **argv) {
   const pc_stats total = pc_stats_of(totals, (size_t)c.repeat);
   if (c.report) {
     pc_json j;
-    pc_json_run_header(&j, "stream", &dev, c.input, in.generated, n, d);
+    pc_json_run_header(&j, "stream", &dev, c.input, in.generated, n, d, in.loaded.header_line);
     pc_json_int(&j, "k", (long long)k);
     pc_json_str(&j, "mode", o.params.window ? "window" : "entire");
     pc_json_object(&j, "params");
@@ -170,8 +174,9 @@ int pc_cmd_stream(int argc, char **argv) {
   }
   if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   if (!c.quiet) {
-    fprintf(stderr, "stream [%s, %s]: n=%zu d=%zu k=%zu, %s: %zu blocks of %zu, %zu k-means runs (%ld Lloyd passes)",
-            pc_build_variant(), dev.where, n, d, k, o.params.window ? "window" : "entire stream", res.blocks, res.block,
+    fprintf(stderr, "stream [%s, %s]: n=%zu d=%zu%s k=%zu, %s: %zu blocks of %zu, %zu k-means runs (%ld Lloyd passes)",
+            pc_build_variant(), dev.where, n, d, pc_header_note(NULL, in.loaded.header_line), k,
+            o.params.window ? "window" : "entire stream", res.blocks, res.block,
             res.kmeans_runs, res.iterations);
     if (o.params.window) fprintf(stderr, ", window %zu, %zu queries", o.params.window, res.queries);
     fprintf(stderr, "; run %.4g s median of %d", total.median, c.repeat);

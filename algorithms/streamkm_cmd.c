@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "data.h"
+#include "output.h"
 #include "device.h"
 #include "kmeanspp.h"
 #include "report.h"
@@ -18,7 +19,7 @@
 #include <stdlib.h>
 
 static const char usage[] =
-    "usage: pragmaclust streamkm INPUT -k K [options]\n"
+    "usage: {prog} streamkm INPUT -k K [options]\n"
     "Streaming k-means (Ailon, Jaiswal & Monteleoni; Okuda & Fujimoto's GPU version): chunks of M\n"
     "points, R runs of k-means# per chunk (k rounds of 3*ceil(log2 K) D^2 draws), the best run's\n"
     "points weighted by the points they serve, weighted k-means++ on their union. The same centres\n"
@@ -56,9 +57,9 @@ static void handle_option(int id, const char *arg, void *ctx) {
     case OPT_CHUNK_SIZE: o->chunk_size = pc_parse_int("--chunk-size", arg, 1, PC_MAX_POINTS); break;
     case OPT_REPETITIONS: o->repetitions = pc_parse_int("--repetitions", arg, 1, 100000); break;
     case OPT_SEARCH_ARITY: o->search_arity = pc_parse_int("--search-arity", arg, 2, 1024); break;
-    case OPT_CENTRES: o->centres_path = arg; break;
-    case OPT_LABELS: o->labels_path = arg; break;
-    case OPT_KEPT: o->kept_path = arg; break;
+    case OPT_CENTRES: o->centres_path = arg; pc_io_output("--centres", arg); break;
+    case OPT_LABELS: o->labels_path = arg; pc_io_output("--labels", arg); break;
+    case OPT_KEPT: o->kept_path = arg; pc_io_output("--kept", arg); break;
   }
 }
 
@@ -117,7 +118,7 @@ int pc_cmd_streamkm(int argc, char **argv) {
   pc_stats total = pc_stats_of(totals, (size_t)c.repeat);
   if (c.report) {
     pc_json j;
-    pc_json_run_header(&j, "streamkm", &dev, c.input, in.generated, n, d);
+    pc_json_run_header(&j, "streamkm", &dev, c.input, in.generated, n, d, in.loaded.header_line);
     pc_json_int(&j, "k", (long long)k);
     pc_json_object(&j, "params");
     pc_json_int(&j, "seed", (long long)c.seed);
@@ -139,8 +140,9 @@ int pc_cmd_streamkm(int argc, char **argv) {
   }
   if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   if (!c.quiet) {
-    fprintf(stderr, "streamkm [%s, %s]: n=%zu d=%zu k=%zu: %zu chunks of %zu, %d runs each, %zu points kept; run %.4g s median of %d",
-            pc_build_variant(), dev.where, n, d, k, res.chunks, res.chunk_size, res.repetitions, res.kept, total.median, c.repeat);
+    fprintf(stderr, "streamkm [%s, %s]: n=%zu d=%zu%s k=%zu: %zu chunks of %zu, %d runs each, %zu points kept; run %.4g s median of %d",
+            pc_build_variant(), dev.where, n, d, pc_header_note(NULL, in.loaded.header_line), k, res.chunks, res.chunk_size,
+            res.repetitions, res.kept, total.median, c.repeat);
     if (assign) fprintf(stderr, "; cost %.10g", cost);
     fputc('\n', stderr);
   }

@@ -1,19 +1,28 @@
 /* cli.c - see cli.h. */
 #include "cli.h"
+#include "output.h"
+#include "par.h"
+#include "report.h"
 #include "util.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#if !defined(PC_VARIANT_SEQ)
+#include <omp.h>
+#endif
 
 static const struct option common_options[] = {
     {"shape", required_argument, NULL, PC_OPT_SHAPE},   {"threads", required_argument, NULL, PC_OPT_THREADS},
     {"allow-host", no_argument, NULL, PC_OPT_ALLOW_HOST}, {"report", required_argument, NULL, PC_OPT_REPORT},
     {"repeat", required_argument, NULL, PC_OPT_REPEAT}, {"warmup", required_argument, NULL, PC_OPT_WARMUP},
     {"quiet", no_argument, NULL, PC_OPT_QUIET},         {"seed", required_argument, NULL, PC_OPT_SEED},
-    {"help", no_argument, NULL, PC_OPT_HELP},
+    {"help", no_argument, NULL, PC_OPT_HELP},           {"version", no_argument, NULL, PC_OPT_VERSION},
 };
 enum { N_COMMON = sizeof common_options / sizeof common_options[0] };
 
@@ -30,9 +39,23 @@ double pc_parse_real(const char *name, const char *text, double min, double max)
   char *end;
   errno = 0;
   double v = strtod(text, &end);
-  if (errno || end == text || *end || !isfinite(v)) pc_die(PC_EXIT_USAGE, "option %s: '%s' is not a number", name, text);
+  if (end == text || *end || isnan(v)) pc_die(PC_EXIT_USAGE, "option %s: '%s' is not a number", name, text);
+  if (isinf(v) || (errno == ERANGE && fabs(v) > 1.0))
+    pc_die(PC_EXIT_USAGE, "option %s: '%s' is beyond the largest double (%g)", name, text, DBL_MAX);
+  if (errno == ERANGE || (v != 0.0 && fabs(v) < DBL_MIN)) /* underflow: rounded to 0 or a subnormal */
+    pc_die(PC_EXIT_USAGE, "option %s: '%s' is below the smallest normal double (%g); give 0 or a larger value", name,
+           text, DBL_MIN);
   if (v < min || v > max) pc_die(PC_EXIT_USAGE, "option %s: %g is outside [%g, %g]", name, v, min, max);
   return v;
+}
+
+int pc_max_threads(void) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  long limit = 4 * (cpus > 0 ? cpus : 1);
+#if !defined(PC_VARIANT_SEQ)
+  if (omp_get_thread_limit() < limit) limit = omp_get_thread_limit();
+#endif
+  return (int)(limit < 1 ? 1 : limit);
 }
 
 static void parse_shape(const char *text, pc_common_opts *c) {
@@ -69,27 +92,49 @@ void pc_cli_parse(const char *name, int argc, char **argv, const struct option *
   while ((id = getopt_long(argc, argv, shorts, all, NULL)) != -1) {
     switch (id) {
       case PC_OPT_SHAPE: parse_shape(optarg, common); break;
-      case PC_OPT_THREADS: common->threads = (int)pc_parse_int("--threads", optarg, 1, 4096); break;
+      case PC_OPT_THREADS:
+        common->threads = (int)pc_parse_int("--threads", optarg, 1, 0x7fffffff);
+        if (common->threads > pc_max_threads())
+          pc_die(PC_EXIT_USAGE, "option --threads: %d is more than this machine takes (at most %d: 4 per logical CPU)",
+                 common->threads, pc_max_threads());
+        break;
       case PC_OPT_ALLOW_HOST: common->allow_host = 1; break;
-      case PC_OPT_REPORT: common->report = optarg; break;
+      case PC_OPT_REPORT: common->report = optarg; pc_io_output("--report", optarg); break;
       case PC_OPT_REPEAT: common->repeat = (int)pc_parse_int("--repeat", optarg, 1, 100000); break;
       case PC_OPT_WARMUP: common->warmup = (int)pc_parse_int("--warmup", optarg, 0, 100000); break;
       case PC_OPT_QUIET: common->quiet = 1; break;
       case PC_OPT_SEED: common->seed = (unsigned long long)pc_parse_int("--seed", optarg, 0, 0x7fffffffffffffffLL); break;
-      case PC_OPT_HELP: fputs(usage, stdout); free(all); exit(PC_EXIT_OK);
+      case PC_OPT_HELP:
+        pc_print_usage(stdout, usage);
+        free(all);
+        exit(PC_EXIT_OK);
+      case PC_OPT_VERSION:
+        pc_print_version(name);
+        free(all);
+        exit(PC_EXIT_OK);
       case ':':
-        if (optopt > 0 && optopt < 256) pc_die(PC_EXIT_USAGE, "option '-%c' needs a value (see pragmaclust %s --help)", optopt, name);
-        pc_die(PC_EXIT_USAGE, "option '%s' needs a value (see pragmaclust %s --help)", argv[optind - 1], name);
+        if (optopt > 0 && optopt < 256)
+          pc_die(PC_EXIT_USAGE, "option '-%c' needs a value (see %s %s --help)", optopt, pc_program_name(), name);
+        pc_die(PC_EXIT_USAGE, "option '%s' needs a value (see %s %s --help)", argv[optind - 1], pc_program_name(), name);
       case '?':
-        if (optopt > 0 && optopt < 256) pc_die(PC_EXIT_USAGE, "unknown option '-%c' (see pragmaclust %s --help)", optopt, name);
-        pc_die(PC_EXIT_USAGE, "unknown option '%s' (see pragmaclust %s --help)", argv[optind - 1], name);
+        if (optopt > 0 && optopt < 256)
+          pc_die(PC_EXIT_USAGE, "unknown option '-%c' (see %s %s --help)", optopt, pc_program_name(), name);
+        pc_die(PC_EXIT_USAGE, "unknown option '%s' (see %s %s --help)", argv[optind - 1], pc_program_name(), name);
       default: handle(id, optarg, ctx);
     }
   }
   free(all);
-  if (optind >= argc) pc_die(PC_EXIT_USAGE, "%s: missing INPUT (a data file or gen:SPEC; see pragmaclust %s --help)", name, name);
+  if (optind >= argc)
+    pc_die(PC_EXIT_USAGE, "%s: missing INPUT (a data file or gen:SPEC; see %s %s --help)", name, pc_program_name(), name);
   if (optind + 1 < argc) pc_die(PC_EXIT_USAGE, "%s: unexpected argument '%s' (one INPUT only)", name, argv[optind + 1]);
   common->input = argv[optind];
+  if (strncmp(common->input, "gen:", 4) != 0) pc_io_input("INPUT", common->input);
+  if (pc_io_check() != 0) pc_die(PC_EXIT_USAGE, "%s: %s", name, pc_last_error());
+}
+
+void pc_print_version(const char *subcommand) {
+  printf("%s%s%s %s (variant %s, commit %s, %s)\n", pc_program_name(), subcommand ? " " : "", subcommand ? subcommand : "",
+         pc_build_version(), pc_build_variant(), pc_build_commit(), pc_build_compiler());
 }
 
 void pc_load_input(const pc_common_opts *common, pc_points *points, double *seconds, int *generated) {

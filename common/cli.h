@@ -31,11 +31,15 @@ typedef struct {
 
 /* Long options every subcommand accepts; ids >= PC_OPT_COMMON_FIRST. */
 enum { PC_OPT_COMMON_FIRST = 1000, PC_OPT_SHAPE = PC_OPT_COMMON_FIRST, PC_OPT_THREADS, PC_OPT_ALLOW_HOST,
-       PC_OPT_REPORT, PC_OPT_REPEAT, PC_OPT_WARMUP, PC_OPT_QUIET, PC_OPT_SEED, PC_OPT_HELP, PC_OPT_COMMON_END };
+       PC_OPT_REPORT, PC_OPT_REPEAT, PC_OPT_WARMUP, PC_OPT_QUIET, PC_OPT_SEED, PC_OPT_HELP, PC_OPT_VERSION,
+       PC_OPT_COMMON_END };
 
 /* Parses argv for subcommand `name`. `own` lists its options (terminated by a zeroed entry);
- * for each one found, handle(id, optarg, ctx) is called. `usage` is printed for --help
- * (then exit 0). Fills *common; dies on unknown options or a missing/extra INPUT. */
+ * for each one found, handle(id, optarg, ctx) is called; a handler that takes a file names it
+ * with pc_io_input / pc_io_output (output.h). `usage` is printed for --help, with "{prog}" as
+ * the program's name (then exit 0); --version prints the build (exit 0). Fills *common; dies on
+ * unknown options, a missing/extra INPUT, and (pc_io_check) outputs that are one file or an
+ * input, before any work is done. */
 void pc_cli_parse(const char *name, int argc, char **argv, const struct option *own, const char *short_opts,
                   void (*handle)(int id, const char *arg, void *ctx), void *ctx, const char *usage,
                   pc_common_opts *common);
@@ -44,6 +48,13 @@ void pc_cli_parse(const char *name, int argc, char **argv, const struct option *
  * [min, max] (or a finite real in [min, max]). */
 long long pc_parse_int(const char *name, const char *text, long long min, long long max);
 double pc_parse_real(const char *name, const char *text, double min, double max);
+
+/* "<program> [subcommand] <version> (variant, commit, compiler)" on stdout. */
+void pc_print_version(const char *subcommand);
+
+/* The most host threads --threads takes: 4 per logical CPU (or the OpenMP thread limit, when
+ * lower). More only oversubscribe the cores, and thousands make the OpenMP runtime abort. */
+int pc_max_threads(void);
 
 /* Loads or generates the input. Dies with the reader's message on failure; *seconds gets
  * the time it took, *gen the generator spec when INPUT was "gen:..." (else kind unset). */

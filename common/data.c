@@ -16,7 +16,16 @@
 void pc_points_free(pc_points *p) {
   free(p->x);
   p->x = NULL;
-  p->n = p->d = 0;
+  p->n = p->d = p->header_line = 0;
+}
+
+const char *pc_header_note(const char *what, size_t header_line) {
+  static char bufs[4][160];
+  static unsigned next;
+  if (!header_line) return "";
+  char *b = bufs[next++ % 4];
+  snprintf(b, sizeof bufs[0], " (%s%sheader line %zu skipped)", what ? what : "", what ? ": " : "", header_line);
+  return b;
 }
 
 /* Hands x (n x d) to out on success (rc == 0); frees it otherwise. Returns 0 or -1. */
@@ -40,98 +49,163 @@ static int check_finite(const float *x, size_t count, size_t d, const char *path
 
 /* ---- text ---------------------------------------------------------------------------- */
 
-static int is_separator(char c) { return c == ',' || c == ' ' || c == '\t' || c == '\r' || c == ';'; }
+/* How the values of a row are separated. The rule that keeps n and d honest: within a row every
+ * gap between values (and a trailing separator) is of one kind, and every data row of the file
+ * is of the kind of the first row that has a gap. A gap is white space only (SEP_SPACE), or
+ * exactly one ',' (SEP_COMMA) or one ';' (SEP_SEMICOLON) with optional white space around it,
+ * so "1.5,2.5", "1.5, 2.5", "1.5 ; 2.5" and "1.5\t2.5" are plain rows, while a decimal comma
+ * ("1,53 3,46", "1,53;3,46") mixes two kinds in one row and is refused instead of read as twice
+ * the columns. Two separators with no value between them, or one before the first value, are an
+ * empty field (CSV's missing value), also refused. The header line is not held to the rule. */
+typedef enum { SEP_NONE, SEP_SPACE, SEP_COMMA, SEP_SEMICOLON } sep_kind;
+static const char *const sep_names[] = {"nothing", "white space", "','", "';'"};
 
-/* Parses one float token at *s (advancing it). Returns 1 on a number, 0 at end of line,
- * -1 on a token that is not a number, -2 on a number that is not a finite float (the
- * message names line and token). */
-static int next_value(char **s, float *v, size_t line_no) {
+static int is_blank(char c) { return c == ' ' || c == '\t'; }
+static int is_separator(char c) { return is_blank(c) || c == ',' || c == ';'; }
+
+/* Skips the gap of separators at *s: returns its kind (SEP_NONE for no gap at all) and sets
+ * *delims to the number of ',' and ';' in it. */
+static sep_kind skip_gap(char **s, int *delims) {
   char *p = *s;
-  while (*p && is_separator(*p)) p++;
-  if (!*p || *p == '\n') {
-    *s = p;
-    return 0;
+  int commas = 0, semicolons = 0;
+  for (; is_separator(*p); p++) {
+    commas += *p == ',';
+    semicolons += *p == ';';
   }
-  char *end;
-  errno = 0;
-  double val = strtod(p, &end);
-  int bad = end == p || (*end && !is_separator(*end) && *end != '\n');
-  if (!bad && !isfinite((float)val)) { /* NaN, Inf, or beyond the float range once rounded */
-    pc_fail("line %zu: value '%.*s' is not a finite float", line_no, (int)(end - p), p);
-    return -2;
+  sep_kind kind = p == *s ? SEP_NONE : commas ? SEP_COMMA : semicolons ? SEP_SEMICOLON : SEP_SPACE;
+  *s = p;
+  *delims = commas + semicolons;
+  return kind;
+}
+
+/* What parse_row found about a row's separators; checked once the row's values are known to be
+ * numbers, so that a header line is never refused for its separators. */
+typedef struct {
+  sep_kind kind;   /* the row's separator; SEP_NONE for a single value */
+  sep_kind mixed;  /* SEP_NONE, or a second kind met in the row */
+  int empty_field; /* a ',' or ';' with no value before it */
+} row_seps;
+
+/* Parses the values of one line (NUL-terminated, not blank) and appends them to x (len of cap,
+ * grown as needed). Returns the number of values; -1 on a token that is not a number, -2 on a
+ * number that is not a finite float (both with a pc_fail message naming line and token), -3
+ * when memory runs out. */
+static long parse_row(char *s, size_t line_no, float **x, size_t *len, size_t *cap, row_seps *seps) {
+  memset(seps, 0, sizeof *seps);
+  int delims;
+  skip_gap(&s, &delims);
+  seps->empty_field = delims > 0;
+  long row_d = 0;
+  while (*s) {
+    char *end;
+    double val = strtod(s, &end);
+    if (end == s || (*end && !is_separator(*end))) {
+      char *tok_end = s;
+      while (*tok_end && !is_separator(*tok_end)) tok_end++;
+      pc_fail("line %zu: '%.*s' is not a number", line_no, (int)(tok_end - s > 40 ? 40 : tok_end - s), s);
+      return -1;
+    }
+    if (!isfinite((float)val)) { /* NaN, Inf, or beyond the float range once rounded */
+      pc_fail("line %zu: value '%.*s' is not a finite float", line_no, (int)(end - s), s);
+      return -2;
+    }
+    if (*len == *cap) {
+      size_t new_cap = *cap ? *cap * 2 : 1024;
+      float *nx = realloc(*x, new_cap * sizeof *nx);
+      if (!nx) return -3;
+      *x = nx;
+      *cap = new_cap;
+    }
+    (*x)[(*len)++] = (float)val;
+    row_d++;
+    s = end;
+    const sep_kind gap = skip_gap(&s, &delims);
+    if (delims > 1) seps->empty_field = 1;
+    if (gap == SEP_NONE || (gap == SEP_SPACE && !*s)) break; /* end of line, or trailing blanks */
+    if (seps->kind == SEP_NONE) seps->kind = gap;
+    else if (gap != seps->kind && seps->mixed == SEP_NONE) seps->mixed = gap;
   }
-  if (bad) {
-    char *tok_end = p;
-    while (*tok_end && !is_separator(*tok_end) && *tok_end != '\n') tok_end++;
-    pc_fail("line %zu: '%.*s' is not a number", line_no, (int)(tok_end - p > 40 ? 40 : tok_end - p), p);
-    return -1;
-  }
-  *v = (float)val;
-  *s = end;
-  return 1;
+  return row_d;
+}
+
+/* Ends the first line of the got bytes at buf (text from getline, so buf[got] is NUL): a line
+ * ends at "\n", "\r\n" or a lone "\r" (old Mac files). Overwrites the line end with NUL, sets
+ * *next past it and returns the line's length. */
+static size_t split_line(char *buf, size_t got, char **next) {
+  char *end = buf + got, *p = buf;
+  while (p < end && *p != '\n' && *p != '\r') p++;
+  *next = p == end ? end : p + 1 + (*p == '\r' && p + 1 < end && p[1] == '\n');
+  *p = '\0';
+  return (size_t)(p - buf);
 }
 
 int pc_read_text(const char *path, pc_points *out) {
   memset(out, 0, sizeof *out);
   FILE *f = fopen(path, "r");
   if (!f) return pc_fail("cannot open '%s': %s", path, strerror(errno));
-  size_t cap = 0, len = 0, d = 0, n = 0, line_no = 0;
+  size_t cap = 0, len = 0, d = 0, n = 0, line_no = 0, header_line = 0, kind_line = 0;
+  sep_kind file_kind = SEP_NONE;
   float *x = NULL;
-  char *line = NULL;
-  size_t line_cap = 0;
+  char *buf = NULL;
+  size_t buf_cap = 0;
   ssize_t got;
   int rc = 0, seen_first = 0;
-  while ((got = getline(&line, &line_cap, f)) >= 0) {
-    line_no++;
-    if (memchr(line, '\0', (size_t)got)) {
-      rc = pc_fail("%s: line %zu: binary data in a text file", path, line_no);
-      break;
-    }
-    char *s = line;
-    while (*s && is_separator(*s)) s++;
-    if (!*s || *s == '\n' || *s == '#') continue;
-    size_t row_d = 0;
-    float v;
-    int r;
-    size_t row_start = len;
-    while ((r = next_value(&s, &v, line_no)) == 1) {
-      if (len == cap) {
-        cap = cap ? cap * 2 : 1024;
-        float *nx = realloc(x, cap * sizeof *x);
-        if (!nx) {
-          rc = pc_fail("%s: out of memory at line %zu", path, line_no);
-          break;
-        }
-        x = nx;
+  while (!rc && (got = getline(&buf, &buf_cap, f)) >= 0) {
+    char *chunk = buf, *chunk_end = buf + got;
+    if (line_no == 0 && got >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3)) chunk += 3; /* a UTF-8 byte-order mark */
+    while (!rc && chunk < chunk_end) {
+      char *s = chunk;
+      const size_t line_len = split_line(chunk, (size_t)(chunk_end - chunk), &chunk);
+      line_no++;
+      if (memchr(s, '\0', line_len)) {
+        rc = pc_fail("%s: line %zu: binary data in a text file", path, line_no);
+        break;
       }
-      x[len++] = v;
-      row_d++;
-    }
-    if (rc) break;
-    if (r < 0) {
-      if (r == -1 && !seen_first) { /* a first line with a word in it is a header: skip it */
+      while (is_blank(*s)) s++;
+      char *first = s; /* a line of separators only counts as blank, as it holds no value */
+      while (is_separator(*first)) first++;
+      if (!*first || *first == '#') continue;
+      const size_t row_start = len;
+      row_seps seps;
+      const long row_d = parse_row(s, line_no, &x, &len, &cap, &seps);
+      if (row_d == -3) {
+        rc = pc_fail("%s: out of memory at line %zu", path, line_no);
+      } else if (row_d == -1 && !seen_first) { /* a first line with a word in it is a header: skip it */
         seen_first = 1;
+        header_line = line_no;
         len = row_start;
-        continue;
+      } else if (row_d < 0) {
+        char msg[400];
+        snprintf(msg, sizeof msg, "%s: %s", path, pc_last_error());
+        rc = pc_fail("%s", msg);
+      } else if (seps.empty_field) {
+        rc = pc_fail("%s: line %zu has an empty field (a ',' or ';' with no value before it)", path, line_no);
+      } else if (seps.mixed != SEP_NONE) {
+        rc = pc_fail("%s: line %zu mixes separators, %s and %s (decimal commas? use '.' in numbers and one separator)",
+                     path, line_no, sep_names[seps.kind], sep_names[seps.mixed]);
+      } else if (seps.kind != SEP_NONE && file_kind != SEP_NONE && seps.kind != file_kind) {
+        rc = pc_fail("%s: line %zu separates values with %s, line %zu with %s (use one separator in a file)", path,
+                     line_no, sep_names[seps.kind], kind_line, sep_names[file_kind]);
+      } else {
+        seen_first = 1;
+        if (file_kind == SEP_NONE && seps.kind != SEP_NONE) {
+          file_kind = seps.kind;
+          kind_line = line_no;
+        }
+        if (d == 0) d = (size_t)row_d;
+        else if ((size_t)row_d != d)
+          rc = pc_fail("%s: line %zu has %zu values, expected %zu (ragged rows)", path, line_no, (size_t)row_d, d);
+        n++;
       }
-      char msg[400];
-      snprintf(msg, sizeof msg, "%s: %s", path, pc_last_error());
-      rc = pc_fail("%s", msg);
-      break;
     }
-    seen_first = 1;
-    if (d == 0) d = row_d;
-    else if (row_d != d) {
-      rc = pc_fail("%s: line %zu has %zu values, expected %zu (ragged rows)", path, line_no, row_d, d);
-      break;
-    }
-    n++;
   }
   if (!rc && ferror(f)) rc = pc_fail("%s: read error: %s", path, strerror(errno));
-  free(line);
+  free(buf);
   fclose(f);
   if (!rc && n == 0) rc = pc_fail("%s: no data rows", path);
-  return finish_read(rc, x, n, d, out);
+  if (finish_read(rc, x, n, d, out) != 0) return -1;
+  out->header_line = header_line;
+  return 0;
 }
 
 /* ---- npy ----------------------------------------------------------------------------- */
@@ -143,15 +217,131 @@ static int file_size(FILE *f, const char *path, size_t *size) {
   return 0;
 }
 
-/* Finds `key` in a npy header dict and returns a pointer just past "key':" or NULL. */
-static const char *npy_field(const char *hdr, const char *key) {
-  char pattern[32];
-  snprintf(pattern, sizeof pattern, "'%s':", key);
-  const char *p = strstr(hdr, pattern);
-  if (!p) return NULL;
-  p += strlen(pattern);
-  while (*p == ' ') p++;
-  return p;
+/* The header dict of a .npy file, as numpy writes it with repr() and reads it with
+ * ast.literal_eval: '{' key ': ' value pairs separated by ',' (a trailing one allowed) '}', then
+ * padding white space. Keys are quoted strings ('...' or "...", no escapes): exactly 'descr' (a
+ * string), 'fortran_order' (True or False) and 'shape' (a tuple of non-negative integers: "()",
+ * "(6,)", "(3, 2)"), each once; anything else is an error. Parsing the literal, not searching its
+ * text, is what keeps a key's name inside another value from being taken for the key. */
+typedef struct {
+  char descr[16];
+  int fortran_order;
+  int ndim; /* the tuple's length (dims holds the first 2) */
+  unsigned long long dims[2];
+} npy_header;
+
+static const char *const npy_keys[] = {"descr", "fortran_order", "shape"};
+enum { NPY_DESCR = 1, NPY_FORTRAN = 2, NPY_SHAPE = 4 }; /* bit i: npy_keys[i] */
+
+static void npy_skip_space(const char **s) {
+  while (**s == ' ' || **s == '\t' || **s == '\n' || **s == '\r') (*s)++;
+}
+
+/* The length of the excerpt of s that a message quotes: at most 20 bytes, up to a control
+ * character (the message stays one line). */
+static int npy_excerpt(const char *s) {
+  int len = 0;
+  while (len < 20 && (unsigned char)s[len] >= 0x20) len++;
+  return len;
+}
+
+/* A quoted string at *s into out (cap bytes with the NUL). Returns 0, 1 when it does not fit,
+ * or -1 when *s holds no quoted string (of printable characters, without escapes). */
+static int npy_string(const char **s, char *out, size_t cap) {
+  const char quote = **s;
+  if (quote != '\'' && quote != '"') return -1;
+  const char *start = *s + 1, *end = start;
+  while ((unsigned char)*end >= 0x20 && *end != quote && *end != '\\') end++; /* no escapes, no control characters */
+  if (*end != quote) return -1;
+  *s = end + 1;
+  if ((size_t)(end - start) >= cap) return 1;
+  memcpy(out, start, (size_t)(end - start));
+  out[end - start] = '\0';
+  return 0;
+}
+
+/* The tuple of non-negative integers at *s into h (Python's tuple syntax: "(6)" is no tuple). */
+static int npy_shape(const char **s, npy_header *h) {
+  const char *p = *s;
+  if (*p++ != '(') return -1;
+  int commas = 0;
+  npy_skip_space(&p);
+  while (*p != ')') {
+    if (!isdigit((unsigned char)*p) || (*p == '0' && isdigit((unsigned char)p[1]))) return -1;
+    char *e;
+    errno = 0;
+    const unsigned long long v = strtoull(p, &e, 10);
+    if (errno) return -1;
+    if (h->ndim < 2) h->dims[h->ndim] = v;
+    h->ndim++;
+    p = e;
+    npy_skip_space(&p);
+    if (*p == ',') {
+      p++;
+      commas++;
+      npy_skip_space(&p);
+    } else if (*p != ')') {
+      return -1;
+    }
+  }
+  if (h->ndim == 1 && commas == 0) return -1;
+  *s = p + 1;
+  return 0;
+}
+
+/* Parses the header text hdr (hdr_len bytes) into h. Returns 0, or -1 with a message naming path. */
+static int npy_parse_header(const char *hdr, size_t hdr_len, const char *path, npy_header *h) {
+  memset(h, 0, sizeof *h);
+  if (strlen(hdr) != hdr_len) return pc_fail("%s: .npy header holds a NUL byte", path);
+  const char *s = hdr;
+  unsigned seen = 0;
+  npy_skip_space(&s);
+  if (*s++ != '{') return pc_fail("%s: .npy header is not a dict: '%.*s'", path, npy_excerpt(hdr), hdr);
+  for (;;) {
+    npy_skip_space(&s);
+    if (*s == '}') break;
+    char key[24];
+    const char *at = s;
+    const int got = npy_string(&s, key, sizeof key);
+    if (got < 0) return pc_fail("%s: .npy header: expected a quoted key or '}' at '%.*s'", path, npy_excerpt(at), at);
+    if (got > 0) return pc_fail("%s: .npy header: unknown key %.*s...", path, npy_excerpt(at), at);
+    unsigned which = 0;
+    for (unsigned i = 0; i < 3; i++)
+      if (!strcmp(key, npy_keys[i])) which = 1u << i;
+    if (!which)
+      return pc_fail("%s: .npy header: unknown key '%s' (expected 'descr', 'fortran_order', 'shape')", path, key);
+    if (seen & which) return pc_fail("%s: .npy header: key '%s' given twice", path, key);
+    seen |= which;
+    npy_skip_space(&s);
+    if (*s++ != ':') return pc_fail("%s: .npy header: expected ':' after '%s'", path, key);
+    npy_skip_space(&s);
+    at = s;
+    if (which == NPY_DESCR) {
+      if (npy_string(&s, h->descr, sizeof h->descr) != 0)
+        return pc_fail("%s: .npy dtype %.*s is not supported (float32 or float64, little-endian)", path,
+                       npy_excerpt(at), at);
+    } else if (which == NPY_FORTRAN) {
+      size_t word = 0;
+      while (isalnum((unsigned char)s[word]) || s[word] == '_') word++;
+      if (word == 4 && !strncmp(s, "True", 4)) h->fortran_order = 1;
+      else if (!(word == 5 && !strncmp(s, "False", 5)))
+        return pc_fail("%s: .npy header: 'fortran_order' must be True or False, not '%.*s'", path,
+                       (int)(word ? (word > 20 ? 20 : word) : 1), s);
+      s += word;
+    } else if (npy_shape(&s, h) != 0) {
+      return pc_fail("%s: .npy header: 'shape' must be a tuple of non-negative integers, not '%.*s'", path,
+                     npy_excerpt(at), at);
+    }
+    npy_skip_space(&s);
+    if (*s == ',') s++;
+    else if (*s != '}') return pc_fail("%s: .npy header: expected ',' or '}' at '%.*s'", path, npy_excerpt(s), s);
+  }
+  s++;
+  npy_skip_space(&s);
+  if (*s) return pc_fail("%s: .npy header: '%.*s' after the dict", path, npy_excerpt(s), s);
+  for (unsigned i = 0; i < 3; i++)
+    if (!(seen & 1u << i)) return pc_fail("%s: .npy header lacks '%s'", path, npy_keys[i]);
+  return 0;
 }
 
 int pc_read_npy(const char *path, pc_points *out) {
@@ -183,26 +373,15 @@ int pc_read_npy(const char *path, pc_points *out) {
   if (hdr_len > 65536 || pre_len + hdr_len > fsize) { rc = pc_fail("%s: bad .npy header length", path); goto done; }
   hdr = calloc(1, hdr_len + 1);
   if (!hdr || fread(hdr, 1, hdr_len, f) != hdr_len) { rc = pc_fail("%s: truncated .npy header", path); goto done; }
-  const char *descr = npy_field(hdr, "descr"), *fortran = npy_field(hdr, "fortran_order"), *shape = npy_field(hdr, "shape");
-  if (!descr || !fortran || !shape) { rc = pc_fail("%s: .npy header lacks descr/fortran_order/shape", path); goto done; }
+  npy_header h;
+  if (npy_parse_header(hdr, hdr_len, path, &h) != 0) { rc = -1; goto done; }
   size_t item;
-  if (!strncmp(descr, "'<f4'", 5) || !strncmp(descr, "'=f4'", 5)) item = 4;
-  else if (!strncmp(descr, "'<f8'", 5) || !strncmp(descr, "'=f8'", 5)) item = 8;
-  else { rc = pc_fail("%s: .npy dtype %.6s is not supported (float32 or float64, little-endian)", path, descr); goto done; }
-  if (strncmp(fortran, "False", 5) != 0) { rc = pc_fail("%s: Fortran-ordered .npy arrays are not supported (save in C order)", path); goto done; }
-  if (*shape != '(') { rc = pc_fail("%s: bad .npy shape", path); goto done; }
-  unsigned long long dims[2] = {0, 1};
-  int ndim = 0;
-  const char *s = shape + 1;
-  while (*s && *s != ')') {
-    while (*s == ' ' || *s == ',') s++;
-    if (*s == ')') break;
-    if (!isdigit((unsigned char)*s) || ndim == 2) { rc = pc_fail("%s: .npy arrays must have shape (n, d) or (n,)", path); goto done; }
-    char *e;
-    dims[ndim++] = strtoull(s, &e, 10);
-    s = e;
-  }
-  if (ndim == 0) { rc = pc_fail("%s: .npy arrays must have shape (n, d) or (n,)", path); goto done; }
+  if (!strcmp(h.descr, "<f4") || !strcmp(h.descr, "=f4")) item = 4;
+  else if (!strcmp(h.descr, "<f8") || !strcmp(h.descr, "=f8")) item = 8;
+  else { rc = pc_fail("%s: .npy dtype '%s' is not supported (float32 or float64, little-endian)", path, h.descr); goto done; }
+  if (h.fortran_order) { rc = pc_fail("%s: Fortran-ordered .npy arrays are not supported (save in C order)", path); goto done; }
+  if (h.ndim < 1 || h.ndim > 2) { rc = pc_fail("%s: .npy arrays must have shape (n, d) or (n,)", path); goto done; }
+  const unsigned long long dims[2] = {h.dims[0], h.ndim == 2 ? h.dims[1] : 1};
   size_t n = (size_t)dims[0], d = (size_t)dims[1], count, bytes;
   if (n == 0 || d == 0) { rc = pc_fail("%s: empty array", path); goto done; }
   if (pc_mul_size(n, d, &count, path) || pc_mul_size(count, item, &bytes, path)) { rc = -1; goto done; }
@@ -258,147 +437,8 @@ int pc_read_raw_f32(const char *path, size_t n, size_t d, pc_points *out) {
   return finish_read(rc, x, n, d, out);
 }
 
-static int has_suffix(const char *s, const char *suffix) {
-  size_t a = strlen(s), b = strlen(suffix);
-  return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
 int pc_read_points(const char *path, size_t raw_n, size_t raw_d, pc_points *out) {
   if (raw_n > 0) return pc_read_raw_f32(path, raw_n, raw_d, out);
-  if (has_suffix(path, ".npy")) return pc_read_npy(path, out);
+  if (pc_has_suffix(path, ".npy")) return pc_read_npy(path, out);
   return pc_read_text(path, out);
-}
-
-/* ---- writers ------------------------------------------------------------------------- */
-
-/* Outputs are staged: each writer fills a temporary file beside its target, and
- * pc_outputs_commit() renames them all at the end, so that a failure anywhere (including a
- * later output, or pc_die) leaves no output file at all. Targets that are not regular files
- * (/dev/stdout, a FIFO) are written directly. */
-enum { MAX_STAGED = 16 };
-static struct {
-  char *tmp, *path;
-} staged[MAX_STAGED];
-static int n_staged;
-
-static void discard_staged(void) {
-  for (int i = 0; i < n_staged; i++) {
-    unlink(staged[i].tmp);
-    free(staged[i].tmp);
-    free(staged[i].path);
-  }
-  n_staged = 0;
-}
-
-int pc_outputs_commit(void) {
-  int rc = 0;
-  for (int i = 0; i < n_staged && rc == 0; i++)
-    if (rename(staged[i].tmp, staged[i].path) != 0) rc = pc_fail("cannot write '%s': %s", staged[i].path, strerror(errno));
-  discard_staged(); /* removes whatever was not renamed */
-  return rc;
-}
-
-/* Opens the file a writer fills for `path`; *direct tells whether it is the target itself. */
-static FILE *open_output(const char *path, char *tmp, size_t tmp_len, int *direct) {
-  static int registered;
-  struct stat st;
-  *direct = 0;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-    pc_fail("cannot write '%s': it is a directory", path);
-    return NULL;
-  }
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-    *direct = 1;
-    FILE *f = fopen(path, "wb");
-    if (!f) pc_fail("cannot write '%s': %s", path, strerror(errno));
-    return f;
-  }
-  if (n_staged == MAX_STAGED) {
-    pc_fail("too many output files");
-    return NULL;
-  }
-  int len = snprintf(tmp, tmp_len, "%s.tmp.%ld", path, (long)getpid());
-  if (len < 0 || (size_t)len >= tmp_len) {
-    pc_fail("output path '%s' is too long", path);
-    return NULL;
-  }
-  FILE *f = fopen(tmp, "wb");
-  if (!f) pc_fail("cannot write '%s': %s", path, strerror(errno));
-  if (!registered) {
-    atexit(discard_staged); /* pc_die() and any other exit drop uncommitted outputs */
-    registered = 1;
-  }
-  return f;
-}
-
-/* Closes f; a complete staged file is remembered for pc_outputs_commit(), a failed one removed. */
-static int close_output(FILE *f, const char *tmp, const char *path, int direct, int ok) {
-  if (fflush(f) != 0 || ferror(f)) ok = 0;
-  if (fclose(f) != 0) ok = 0;
-  int err = errno;
-  if (direct) return ok ? 0 : pc_fail("cannot write '%s': %s", path, strerror(err ? err : EIO));
-  if (!ok) {
-    unlink(tmp);
-    return pc_fail("cannot write '%s': %s", path, strerror(err ? err : EIO));
-  }
-  staged[n_staged].tmp = strdup(tmp);
-  staged[n_staged].path = strdup(path);
-  n_staged++;
-  return 0;
-}
-
-static void npy_header(FILE *f, const char *descr, size_t rows, size_t cols, int one_dim) {
-  char dict[128];
-  if (one_dim) snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%zu,), }", descr, rows);
-  else snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%zu, %zu), }", descr, rows, cols);
-  size_t len = strlen(dict), total = 10 + len + 1;
-  size_t pad = (64 - total % 64) % 64;
-  size_t hlen = len + pad + 1;
-  unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
-  fwrite(pre, 1, 10, f);
-  fputs(dict, f);
-  for (size_t i = 0; i < pad; i++) fputc(' ', f);
-  fputc('\n', f);
-}
-
-int pc_write_labels(const char *path, const int *labels, size_t n) {
-  char tmp[4096];
-  int direct;
-  FILE *f = open_output(path, tmp, sizeof tmp, &direct);
-  if (!f) return -1;
-  int ok = 1;
-  if (has_suffix(path, ".npy")) {
-    npy_header(f, "<i4", n, 1, 1);
-    for (size_t i = 0; i < n; i++) {
-      int32_t v = labels[i];
-      ok &= fwrite(&v, 4, 1, f) == 1;
-    }
-  } else {
-    for (size_t i = 0; i < n && ok; i++) ok = fprintf(f, "%d\n", labels[i]) > 0;
-  }
-  return close_output(f, tmp, path, direct, ok);
-}
-
-int pc_write_matrix(const char *path, const float *m, size_t rows, size_t cols) {
-  char tmp[4096];
-  int direct;
-  FILE *f = open_output(path, tmp, sizeof tmp, &direct);
-  if (!f) return -1;
-  int ok = 1;
-  if (has_suffix(path, ".npy")) {
-    npy_header(f, "<f4", rows, cols, 0);
-    ok = fwrite(m, sizeof *m, rows * cols, f) == rows * cols;
-  } else {
-    for (size_t r = 0; r < rows && ok; r++)
-      for (size_t c = 0; c < cols && ok; c++) ok = fprintf(f, c + 1 < cols ? "%.9g " : "%.9g\n", (double)m[r * cols + c]) > 0;
-  }
-  return close_output(f, tmp, path, direct, ok);
-}
-
-int pc_write_text_file(const char *path, const char *text, size_t len) {
-  char tmp[4096];
-  int direct;
-  FILE *f = open_output(path, tmp, sizeof tmp, &direct);
-  if (!f) return -1;
-  return close_output(f, tmp, path, direct, fwrite(text, 1, len, f) == len);
 }

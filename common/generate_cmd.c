@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "data.h"
+#include "output.h"
 #include "synth.h"
 #include "util.h"
 
@@ -13,7 +14,7 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: pragmaclust generate gen:SPEC --out FILE [--truth FILE]\n"
+    "usage: {prog} generate gen:SPEC --out FILE [--truth FILE]\n"
     "Writes the data set of a generator spec (gen:uniform:n=N,d=D[,seed=S] or\n"
     "gen:blobs:n=N,d=D[,centers=C,std=S,box=B,seed=S]): .npy names get a float32 array, others text.\n"
     "  --out FILE     the points\n"
@@ -29,8 +30,8 @@ typedef struct {
 
 static void handle_option(int id, const char *arg, void *ctx) {
   generate_opts *o = ctx;
-  if (id == OPT_OUT) o->out = arg;
-  if (id == OPT_TRUTH) o->truth = arg;
+  if (id == OPT_OUT) o->out = arg, pc_io_output("--out", arg);
+  if (id == OPT_TRUTH) o->truth = arg, pc_io_output("--truth", arg);
 }
 
 int pc_cmd_generate(int argc, char **argv) {

@@ -3,6 +3,7 @@
  *   pragmaclust-gpu kmeans data.txt -k 8 --report run.json
  *   pragmaclust-seq info
  */
+#include "cli.h"
 #include "commands.h"
 #include "device.h"
 #include "report.h"
@@ -16,22 +17,42 @@
 #endif
 
 static const char usage[] =
-    "usage: pragmaclust-<variant> SUBCOMMAND [options]\n"
+    "usage: {prog} SUBCOMMAND [options]     ({prog} --version: the build)\n"
     "subcommands:\n"
-    "  kmeans   Lloyd's k-means (pragmaclust kmeans --help)\n"
-    "  dbscan   DBSCAN, identical to sequential DBSCAN (pragmaclust dbscan --help)\n"
-    "  dpc      density peaks clustering (GDPC: VP-tree, incremental) (pragmaclust dpc --help)\n"
-    "  streamkm streaming k-means: k-means# per chunk, k-means++ on the union (pragmaclust streamkm --help)\n"
-    "  stream   Cao et al.'s stream clustering: STREAM over blocks, or a sliding window (pragmaclust stream --help)\n"
-    "  generate write a synthetic data set to a file (pragmaclust generate --help)\n"
-    "  info     variant, compiler, flags and the OpenMP devices this build sees\n"
-    "This build: variant %s, %s.\n";
+    "  kmeans   Lloyd's k-means ({prog} kmeans --help)\n"
+    "  dbscan   DBSCAN, identical to sequential DBSCAN ({prog} dbscan --help)\n"
+    "  dpc      density peaks clustering (GDPC: VP-tree, incremental) ({prog} dpc --help)\n"
+    "  streamkm streaming k-means: k-means# per chunk, k-means++ on the union ({prog} streamkm --help)\n"
+    "  stream   Cao et al.'s stream clustering: STREAM over blocks, or a sliding window ({prog} stream --help)\n"
+    "  generate write a synthetic data set to a file ({prog} generate --help)\n"
+    "  info     variant, compiler, flags and the OpenMP devices this build sees ({prog} info --help)\n";
+
+static const char info_usage[] =
+    "usage: {prog} info [--require-gpu]\n"
+    "Prints the variant, compiler, flags, commit and version of this build, the host threads and\n"
+    "the OpenMP devices it sees, and where its kernels run.\n"
+    "  --require-gpu  exit with status 3 when the gpu variant finds no usable GPU\n";
+
+/* The usage, then the build in one line. */
+static void print_usage(FILE *f) {
+  pc_print_usage(f, usage);
+  fprintf(f, "This build: %s, variant %s, %s.\n", pc_build_version(), pc_build_variant(), pc_build_compiler());
+}
 
 int pc_cmd_info(int argc, char **argv) {
   int allow_host = 1;
   for (int a = 1; a < argc; a++) {
     if (!strcmp(argv[a], "--require-gpu")) allow_host = 0;
-    else pc_die(PC_EXIT_USAGE, "info: unknown option '%s' (info takes only --require-gpu)", argv[a]);
+    else if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
+      pc_print_usage(stdout, info_usage);
+      return PC_EXIT_OK;
+    } else if (!strcmp(argv[a], "--version")) {
+      pc_print_version("info");
+      return PC_EXIT_OK;
+    } else {
+      pc_die(PC_EXIT_USAGE, "info: unknown option '%s' (info takes only --require-gpu; see %s info --help)", argv[a],
+             pc_program_name());
+    }
   }
   pc_device_info dev;
   pc_device_init(allow_host, 0, &dev);
@@ -39,6 +60,7 @@ int pc_cmd_info(int argc, char **argv) {
   printf("compiler:       %s\n", pc_build_compiler());
   printf("flags:          %s\n", pc_build_flags());
   printf("git commit:     %s\n", pc_build_commit());
+  printf("version:        %s\n", pc_build_version());
   printf("host threads:   %d\n", dev.threads);
   printf("openmp devices: %d\n", pc_device_count());
   printf("kernels run on: %s\n", dev.where);
@@ -46,12 +68,17 @@ int pc_cmd_info(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  pc_set_program_name(argv[0]);
   if (argc < 2) {
-    fprintf(stderr, usage, pc_build_variant(), pc_build_compiler());
+    print_usage(stderr);
     pc_die(PC_EXIT_USAGE, "missing SUBCOMMAND");
   }
   if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
-    printf(usage, pc_build_variant(), pc_build_compiler());
+    print_usage(stdout);
+    return PC_EXIT_OK;
+  }
+  if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+    pc_print_version(NULL);
     return PC_EXIT_OK;
   }
   if (!strcmp(argv[1], "kmeans")) return pc_cmd_kmeans(argc - 1, argv + 1);
@@ -61,5 +88,6 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "stream")) return pc_cmd_stream(argc - 1, argv + 1);
   if (!strcmp(argv[1], "info")) return pc_cmd_info(argc - 1, argv + 1);
   if (!strcmp(argv[1], "generate")) return pc_cmd_generate(argc - 1, argv + 1);
-  pc_die(PC_EXIT_USAGE, "unknown subcommand '%s' (kmeans, dbscan, dpc, streamkm, stream, generate, info; see pragmaclust-%s --help)", argv[1], pc_build_variant());
+  pc_die(PC_EXIT_USAGE, "unknown subcommand '%s' (kmeans, dbscan, dpc, streamkm, stream, generate, info; see %s --help)",
+         argv[1], pc_program_name());
 }

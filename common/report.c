@@ -2,6 +2,7 @@
 #include "report.h"
 #include "buildinfo.h"
 #include "data.h"
+#include "output.h"
 #include "par.h"
 
 #include <math.h>
@@ -116,12 +117,14 @@ const char *pc_build_variant(void) { return PC_VARIANT_NAME; }
 const char *pc_build_compiler(void) { return PC_BUILD_COMPILER; }
 const char *pc_build_flags(void) { return PC_BUILD_FLAGS; }
 const char *pc_build_commit(void) { return PC_BUILD_COMMIT; }
+const char *pc_build_version(void) { return PC_BUILD_VERSION; }
 
 void pc_json_build(pc_json *j) {
   pc_json_str(j, "variant", pc_build_variant());
   pc_json_str(j, "compiler", pc_build_compiler());
   pc_json_str(j, "flags", pc_build_flags());
   pc_json_str(j, "git_commit", pc_build_commit());
+  pc_json_str(j, "version", pc_build_version());
 }
 
 void pc_json_device(pc_json *j, const pc_device_info *dev) {
@@ -135,8 +138,14 @@ void pc_json_device(pc_json *j, const pc_device_info *dev) {
   pc_json_int(j, "threads", dev->threads);
 }
 
+void pc_json_header_skipped(pc_json *j, const char *k, size_t header_line) {
+  key(j, k);
+  if (header_line) put(j, "%zu", header_line);
+  else put(j, "null");
+}
+
 void pc_json_run_header(pc_json *j, const char *subcommand, const pc_device_info *dev, const char *input, int generated,
-                        size_t n, size_t d) {
+                        size_t n, size_t d, size_t header_line) {
   pc_json_open(j);
   pc_json_str(j, "program", "pragmaclust");
   pc_json_str(j, "subcommand", subcommand);
@@ -146,6 +155,7 @@ void pc_json_run_header(pc_json *j, const char *subcommand, const pc_device_info
   pc_json_bool(j, "generated", generated);
   pc_json_int(j, "n", (long long)n);
   pc_json_int(j, "d", (long long)d);
+  pc_json_header_skipped(j, "header_skipped", header_line);
 }
 
 void pc_json_timing_begin(pc_json *j, int repeat, int warmup, double load_s) {

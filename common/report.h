@@ -37,12 +37,16 @@ const char *pc_build_variant(void);
 const char *pc_build_compiler(void);
 const char *pc_build_flags(void);
 const char *pc_build_commit(void);
-/* Adds "variant", "compiler", "flags", "git_commit" to j. */
+const char *pc_build_version(void); /* the release, from the file VERSION */
+/* Adds "variant", "compiler", "flags", "git_commit", "version" to j. */
 void pc_json_build(pc_json *j);
 /* Opens a run report: "program", "subcommand", the build, the device, "input", "generated",
- * "n" and "d". */
+ * "n", "d" and "header_skipped" (the line number of the header line the text reader skipped,
+ * pc_points.header_line; null for none). */
 void pc_json_run_header(pc_json *j, const char *subcommand, const pc_device_info *dev, const char *input, int generated,
-                        size_t n, size_t d);
+                        size_t n, size_t d, size_t header_line);
+/* Adds "key": the line number of a skipped header line, or null when header_line is 0. */
+void pc_json_header_skipped(pc_json *j, const char *key, size_t header_line);
 /* Opens a run report's "timing" object with "repeat", "warmup" and "load_s" (the caller adds its
  * times and closes it). */
 void pc_json_timing_begin(pc_json *j, int repeat, int warmup, double load_s);

@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,9 +73,16 @@ int pc_gen_parse(const char *text, pc_gen_spec *spec) {
     if (rc) return -1;
   }
   if (!spec->n || !spec->d) return pc_fail("generator: n and d are required (e.g. %.*s:n=1000,d=8)", (int)kind_len, text);
+  if (pc_gen_max_abs(spec) > FLT_MAX)
+    return pc_fail("generator: values up to box + %.4g std = %.3g would not be finite float32 numbers (at most %.3g)",
+                   PC_GEN_GAUSS_MAX, pc_gen_max_abs(spec), (double)FLT_MAX);
   size_t count;
   if (pc_mul_size(spec->n, spec->d, &count, "generator") || pc_mul_size(count, sizeof(float), &count, "generator")) return -1;
   return 0;
+}
+
+double pc_gen_max_abs(const pc_gen_spec *spec) {
+  return spec->kind == PC_GEN_UNIFORM ? 1.0 : spec->box + PC_GEN_GAUSS_MAX * spec->std;
 }
 
 size_t pc_gen_blob_of(const pc_gen_spec *spec, size_t i) {

@@ -34,8 +34,15 @@ typedef struct {
 /* pc_gen_blob_of's answer for a point of the uniform background noise. */
 #define PC_GEN_NOISE ((size_t)-1)
 
-/* Parses "uniform:..." or "blobs:..." (without the "gen:" prefix); 0 or -1 with a message. */
+/* Parses "uniform:..." or "blobs:..." (without the "gen:" prefix); 0 or -1 with a message. A
+ * spec whose values could leave the float range (pc_gen_max_abs beyond FLT_MAX) is refused, so
+ * generated data is always finite, as data read from files must be. */
 int pc_gen_parse(const char *text, pc_gen_spec *spec);
+
+/* The largest |value| the spec can produce: 1 for uniform; box + PC_GEN_GAUSS_MAX * std for
+ * blobs, since a Box-Muller normal from 53-bit uniforms is at most sqrt(-2 ln 2^-53) in size. */
+#define PC_GEN_GAUSS_MAX 8.5704
+double pc_gen_max_abs(const pc_gen_spec *spec);
 
 /* Fills out[0 .. rows*d) with rows [row_begin, row_begin + rows) of the data set. */
 void pc_gen_rows(const pc_gen_spec *spec, size_t row_begin, size_t rows, float *out);

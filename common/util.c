@@ -2,11 +2,14 @@
 #include "util.h"
 
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static char last_error[512];
 
@@ -20,14 +23,61 @@ int pc_fail(const char *fmt, ...) {
 
 const char *pc_last_error(void) { return last_error[0] ? last_error : "unknown error"; }
 
+enum { MAX_AT_END = 8 };
+static void (*at_end[MAX_AT_END])(void);
+static int n_at_end;
+
+static void run_at_end(void) {
+  while (n_at_end > 0) at_end[--n_at_end]();
+}
+
+void pc_at_end(void (*fn)(void)) {
+  if (n_at_end == 0) atexit(run_at_end);
+  if (n_at_end == MAX_AT_END) pc_die(PC_EXIT_USAGE, "internal: too many end-of-program functions");
+  at_end[n_at_end++] = fn;
+}
+
 void pc_die(int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
+  fflush(stdout);
   fputs("pragmaclust: error: ", stderr);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
-  exit(code);
+  fflush(stderr);
+  run_at_end();
+  _exit(code);
+}
+
+static const char *program_name = "pragmaclust";
+
+void pc_set_program_name(const char *argv0) {
+  if (!argv0 || !*argv0) return;
+  const char *slash = strrchr(argv0, '/');
+  program_name = slash && slash[1] ? slash + 1 : argv0;
+}
+
+const char *pc_program_name(void) { return program_name; }
+
+void pc_print_usage(FILE *f, const char *text) {
+  static const char token[] = "{prog}";
+  for (const char *at; (at = strstr(text, token)) != NULL; text = at + sizeof token - 1) {
+    fwrite(text, 1, (size_t)(at - text), f);
+    fputs(program_name, f);
+  }
+  fputs(text, f);
+}
+
+char *pc_xstrdup(const char *s) {
+  char *copy = pc_xalloc(strlen(s) + 1, 1, "a copy of a string");
+  memcpy(copy, s, strlen(s) + 1);
+  return copy;
+}
+
+int pc_has_suffix(const char *s, const char *suffix) {
+  size_t a = strlen(s), b = strlen(suffix);
+  return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
 int pc_mul_size(size_t a, size_t b, size_t *out, const char *what) {
@@ -60,6 +110,20 @@ void *pc_xcalloc(size_t count, size_t size, const char *what) {
   void *p = pc_xalloc(count, size, what);
   memset(p, 0, count * size);
   return p;
+}
+
+double pc_max_abs(const float *x, size_t count) {
+  double m = 0.0;
+  for (size_t i = 0; i < count; i++) m = fmax(m, fabs((double)x[i]));
+  return m;
+}
+
+int pc_check_float_distances(double max_abs, size_t d, const char *what) {
+  const double worst = (double)d * (2.0 * max_abs) * (2.0 * max_abs);
+  if (worst > FLT_MAX)
+    return pc_fail("%s: values up to %.3g make squared distances overflow float32 (d=%zu); rescale the data", what, max_abs,
+                   d);
+  return 0;
 }
 
 double pc_now(void) {

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum {
   PC_EXIT_OK = 0,
@@ -23,8 +24,23 @@ enum {
 int pc_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *pc_last_error(void);
 
-/* Prints "pragmaclust: error: <message>" on stderr and exits with status `code`. */
+/* Prints "pragmaclust: error: <message>" on stderr, runs the pc_at_end() functions and ends the
+ * program with status `code`. It ends it by _exit, not exit: the memory still held is the
+ * system's to take back at an error, so the sanitizer build reports no leak for it, and no
+ * run-time library's exit handlers run after a failure. */
 _Noreturn void pc_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Registers fn to run when the program ends: at exit() and return from main (through atexit),
+ * and in pc_die(). At most 8 functions. */
+void pc_at_end(void (*fn)(void));
+
+/* The name the program was started as (the last part of argv[0], for example "pragmaclust-omp"),
+ * set once by main(); "pragmaclust" before that. */
+void pc_set_program_name(const char *argv0);
+const char *pc_program_name(void);
+
+/* Prints a usage text on f, with every "{prog}" in it replaced by pc_program_name(). */
+void pc_print_usage(FILE *f, const char *text);
 
 /* Sets *out = a * b; returns -1 (and a pc_fail message naming `what`) on size_t overflow. */
 int pc_mul_size(size_t a, size_t b, size_t *out, const char *what);
@@ -34,6 +50,20 @@ int pc_mul_size(size_t a, size_t b, size_t *out, const char *what);
 void *pc_xalloc(size_t count, size_t size, const char *what);
 void *pc_xcalloc(size_t count, size_t size, const char *what);
 void *pc_try_alloc(size_t count, size_t size, const char *what);
+
+/* strdup that dies (PC_EXIT_USAGE) when memory cannot be had. */
+char *pc_xstrdup(const char *s);
+
+/* 1 when s ends with suffix. */
+int pc_has_suffix(const char *s, const char *suffix);
+
+/* The largest |x[i]| of count floats (0 for none). */
+double pc_max_abs(const float *x, size_t count);
+
+/* 0 when float32 squared Euclidean distances in d dimensions between points whose values lie in
+ * [-max_abs, max_abs] stay finite, else -1 with a pc_fail message naming `what`. For the
+ * algorithms that measure distances in float32 (k-means and what is built on it). */
+int pc_check_float_distances(double max_abs, size_t d, const char *what);
 
 /* Monotonic wall-clock time in seconds. */
 double pc_now(void);

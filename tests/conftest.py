@@ -93,8 +93,3 @@ def work(tmp_path):
     """A fresh empty folder for one test's files."""
     return tmp_path
 
-
-@pytest.fixture(scope="session")
-def unit_tests_path():
-    from helpers import REPO_ROOT
-    return REPO_ROOT / "build" / "seq" / "unit_tests"

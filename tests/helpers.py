@@ -3,6 +3,7 @@ writing the files they take and make."""
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -108,3 +109,13 @@ def listing(folder):
     """Sorted names of everything in folder (recursively, relative)."""
     folder = Path(folder)
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def wait_until(predicate, timeout=30, poll=0.002):
+    """Polls predicate until it is true or timeout seconds have passed; returns its last value."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(poll)
+    return predicate()

@@ -91,8 +91,8 @@ ADVERSARIAL = {
     # one point, and two
     "one_point": (np.array([[1.0, 2.0]]), 1.0, 1),
     "two_points": (np.array([[0.0], [1.0]]), 0.5, 2),
-    # more peaks asked than points
-    "peaks_beyond_n": (np.random.default_rng(5).random((10, 2)), 0.3, 50),
+    # as many peaks as points (more are refused: test_bad_input's dpc_peaks_beyond_n)
+    "peaks_equal_n": (np.random.default_rng(5).random((10, 2)), 0.3, 10),
     # integer data with many equal distances to the vantage points (median ties in the tree)
     "integer_grid_dups": (np.random.default_rng(6).integers(0, 5, (400, 2)).astype(float), 1.5, 5),
     # a line of equally spaced points: every distance to the dependent point ties

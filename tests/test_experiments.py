@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import REPO_ROOT, bin_dir
+from helpers import REPO_ROOT, bin_dir, wait_until
 
 RUNNER = REPO_ROOT / "experiments" / "run.py"
 TEST_DATA = Path(__file__).resolve().parent / "data"
@@ -512,15 +512,6 @@ def process_alive(pid):
     except (OSError, IndexError):
         return False
     return state not in ("Z", "X")
-
-
-def wait_until(predicate, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 @pytest.fixture

@@ -284,7 +284,7 @@ def test_report(seq, work):
 
 def test_help_and_summary(seq, work):
     rc, out, err = seq.run("stream", "--help")
-    assert rc == 0 and out.startswith("usage: pragmaclust stream") and err == ""
+    assert rc == 0 and out.startswith("usage: pragmaclust-seq stream ") and err == ""
     rc, out, err = seq.run("stream", "gen:uniform:n=100,d=2", "-k", 2, "--labels", work / "l.txt")
     assert rc == 0 and out == "" and err.startswith("stream [seq") and "SSE" in err and err.count("\n") == 1
     rc, out, err = seq.run("stream", "gen:uniform:n=100,d=2", "-k", 2, "--window", 50, "--report", "-", "--quiet")

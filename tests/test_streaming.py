@@ -152,6 +152,6 @@ def test_draws_per_round():
 
 def test_help_and_summary(seq, work):
     rc, out, err = seq.run("streamkm", "--help")
-    assert rc == 0 and out.startswith("usage: pragmaclust streamkm") and err == ""
+    assert rc == 0 and out.startswith("usage: pragmaclust-seq streamkm ") and err == ""
     rc, out, err = seq.run("streamkm", "gen:uniform:n=100,d=2", "-k", 2, "--labels", work / "l.txt")
     assert rc == 0 and out == "" and err.startswith("streamkm [seq") and "cost" in err and err.count("\n") == 1

@@ -9,6 +9,8 @@
  */
 #define _GNU_SOURCE
 #include "data.h"
+#include "dbscan.h"
+#include "output.h"
 #include "kmeans.h"
 #include "kmeanspp.h"
 #include "scan.h"
@@ -25,6 +27,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 static int passed, failed;
 
@@ -104,11 +110,8 @@ static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *
   return remove(p);
 }
 
-/* A .npy file written by hand: magic, version, header dict padded to 64 bytes, data. */
-static const char *write_npy(const char *name, int version, const char *descr, const char *fortran,
-                             const char *shape, const void *data, size_t data_len) {
-  char dict[256];
-  snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }", descr, fortran, shape);
+/* A .npy file written by hand: magic, version, the header text dict padded to 64 bytes, data. */
+static const char *write_npy_dict(const char *name, int version, const char *dict, const void *data, size_t data_len) {
   size_t pre = version == 1 ? 10 : 12, len = strlen(dict);
   size_t pad = (64 - (pre + len + 1) % 64) % 64, hlen = len + pad + 1;
   unsigned char buf[4096];
@@ -133,6 +136,14 @@ static const char *write_npy(const char *name, int version, const char *descr, c
   return write_file(name, buf, o);
 }
 
+/* A .npy file with numpy's own header dict. */
+static const char *write_npy(const char *name, int version, const char *descr, const char *fortran,
+                             const char *shape, const void *data, size_t data_len) {
+  char dict[256];
+  snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }", descr, fortran, shape);
+  return write_npy_dict(name, version, dict, data, data_len);
+}
+
 static int same_floats(const float *a, const float *b, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (a[i] != b[i]) return 0;
@@ -151,8 +162,8 @@ static void test_text_ok(void) {
   pc_points_free(&p);
   CHECK(p.x == NULL && p.n == 0 && p.d == 0);
 
-  /* commas (with and without spaces), semicolons, CRLF, a trailing comma */
-  CHECK(pc_read_text(write_str("csv.txt", "1,2,3\r\n4, 5 ,6\r\n7;8;9,\r\n"), &p) == 0);
+  /* commas (with and without spaces), CRLF, a trailing comma (semicolons: test_text_separators) */
+  CHECK(pc_read_text(write_str("csv.txt", "1,2,3\r\n4, 5 ,6\r\n7,8,9,\r\n"), &p) == 0);
   CHECK(p.n == 3 && p.d == 3 && same_floats(p.x, want, 9));
   pc_points_free(&p);
 
@@ -189,10 +200,10 @@ static void test_text_ok(void) {
 }
 
 static void expect_text_error(const char *name, const char *text, const char *msg_part) {
-  pc_points p = {5, 5, (float *)&p}; /* garbage the reader must reset */
+  pc_points p = {5, 5, (float *)&p, 5}; /* garbage the reader must reset */
   int rc = pc_read_text(write_str(name, text), &p);
   CHECK(rc == -1);
-  CHECK(p.x == NULL && p.n == 0 && p.d == 0);
+  CHECK(p.x == NULL && p.n == 0 && p.d == 0 && p.header_line == 0);
   if (msg_part) {
     int found = strstr(pc_last_error(), msg_part) != NULL;
     CHECK(found);
@@ -272,7 +283,7 @@ static void test_npy(void) {
   pc_points_free(&p);
 
   /* rejected */
-  pc_points q = {7, 7, NULL};
+  pc_points q = {7, 7, NULL, 7};
   CHECK(pc_read_npy(write_npy("fortran.npy", 1, "<f4", "True", "(3, 2)", f4, sizeof f4), &q) == -1);
   CHECK(strstr(pc_last_error(), "Fortran") != NULL);
   CHECK(q.x == NULL && q.n == 0 && q.d == 0);
@@ -337,6 +348,167 @@ static void test_raw(void) {
   float bad[] = {1, 2, NAN, 4};
   CHECK(pc_read_raw_f32(write_file("rawnan.f32", bad, sizeof bad), 2, 2, &r) == -1);
   CHECK(r.x == NULL && r.n == 0);
+}
+
+/* ---- the readers never change n or d without saying so ------------------------------- */
+
+/* Reads text (len bytes, may hold NULs) and checks n, d, the values 1..n*d and header_line. */
+static void expect_rows(const char *name, const char *text, size_t len, size_t n, size_t d, size_t header_line) {
+  pc_points p;
+  const int rc = pc_read_text(write_file(name, text, len), &p);
+  CHECK(rc == 0);
+  if (rc != 0) return;
+  int ok = p.n == n && p.d == d && p.header_line == header_line;
+  for (size_t i = 0; ok && i < n * d; i++) ok = p.x[i] == (float)(i + 1);
+  CHECK(ok);
+  if (!ok) fprintf(stderr, "  (%s: n=%zu d=%zu header_line=%zu)\n", name, p.n, p.d, p.header_line);
+  pc_points_free(&p);
+  CHECK(p.header_line == 0);
+}
+#define EXPECT_ROWS(name, text, n, d, header) expect_rows(name, text, sizeof text - 1, n, d, header)
+
+static void test_text_bom_and_cr(void) {
+  /* a UTF-8 byte-order mark is skipped: the first row is data, not a header */
+  EXPECT_ROWS("bom.txt", "\xEF\xBB\xBF" "1 2\n3 4\n", 2, 2, 0);
+  EXPECT_ROWS("bom_hdr.txt", "\xEF\xBB\xBF" "x,y\n1,2\n3,4\n", 2, 2, 1);
+  EXPECT_ROWS("bom_only_row.txt", "\xEF\xBB\xBF" "1 2", 1, 2, 0);
+  expect_text_error("bom_mid.txt", "1 2\n\xEF\xBB\xBF" "3 4\n", "line 2"); /* only at the start */
+  /* a lone CR ends a line (old Mac files), as LF and CRLF do */
+  EXPECT_ROWS("cr.txt", "1 2\r3 4\r5 6\r", 3, 2, 0);
+  EXPECT_ROWS("cr_nofinal.txt", "1 2\r3 4\r5 6", 3, 2, 0);
+  EXPECT_ROWS("cr_mixed.txt", "1 2\r3 4\r\n5 6\n7 8\r\r\n\r9 10", 5, 2, 0);
+  EXPECT_ROWS("cr_hdr.txt", "# made on a Mac\r\rx y z\r1 2 3\r4 5 6\r", 2, 3, 3);
+  EXPECT_ROWS("bom_cr.txt", "\xEF\xBB\xBF" "1;2\r3;4\r", 2, 2, 0);
+  /* line numbers count every kind of line end */
+  expect_text_error("cr_err.txt", "1 2\r3 4\r5 x\r", "line 3");
+  expect_text_error("cr_err2.txt", "1 2\r\r3 4 5\r", "line 3");
+  expect_text_error("crlf_err.txt", "1 2\r\n3 4\r\n\r\n5\r\n", "line 4");
+  expect_text_error("mixed_err.txt", "1 2\r\n3 4\r5 6\n7 8 9\n", "line 4");
+  {
+    const char bin[] = "1 2\r3 4\r5\0 6\n";
+    pc_points p;
+    CHECK(pc_read_text(write_file("cr_bin.txt", bin, sizeof bin - 1), &p) == -1);
+    CHECK(strstr(pc_last_error(), "line 3") != NULL);
+  }
+  /* the header's line number counts comments and blank lines; only the first line may be one */
+  EXPECT_ROWS("hdr_line.txt", "# c\n\n  \nname,val\n1,2\n3,4\n", 2, 2, 4);
+  EXPECT_ROWS("no_hdr.txt", "# c\n1,2\n", 1, 2, 0);
+}
+
+static void test_text_separators(void) {
+  /* one kind of separator per file: white space, ',' or ';' (white space around it allowed) */
+  EXPECT_ROWS("sep_csv.txt", "1,2,3\n4,5,6\n", 2, 3, 0);
+  EXPECT_ROWS("sep_csv_sp.txt", "1, 2, 3\n4 ,5 , 6,\n", 2, 3, 0);
+  EXPECT_ROWS("sep_semi.txt", "1;2;3\n4; 5 ;6;\n", 2, 3, 0);
+  EXPECT_ROWS("sep_ws.txt", "1\t2 3\n  4  5\t\t6  \n", 2, 3, 0);
+  EXPECT_ROWS("sep_one_col.txt", "1\n2,\n3\n", 3, 1, 0); /* a single value fixes no kind */
+  EXPECT_ROWS("sep_one_col2.txt", "1\n2\n3 \n", 3, 1, 0);
+  /* the header may use other separators than the data */
+  EXPECT_ROWS("sep_hdr1.txt", "x;y;z\n1,2,3\n4,5,6\n", 2, 3, 1);
+  EXPECT_ROWS("sep_hdr2.txt", "x y z\n1;2;3\n", 1, 3, 1);
+  EXPECT_ROWS("sep_hdr3.txt", ",x,,y\n1,2\n", 1, 2, 1); /* pandas' index header: empty fields */
+  /* lines of separators only hold no value: blank, as before */
+  EXPECT_ROWS("sep_blank.txt", "1,2\n,,\n ; \n3,4\n", 2, 2, 0);
+
+  /* decimal commas: a row that mixes two kinds, refused instead of read as twice the columns */
+  expect_text_error("dec_ws.txt", "1,53 3,46\n2,10 4,00\n", "line 1 mixes separators");
+  expect_text_error("dec_tab.txt", "1,53\t3,46\n", "line 1 mixes separators");
+  expect_text_error("dec_semi.txt", "1,53;3,46\n2,10;4,00\n", "line 1 mixes separators");
+  expect_text_error("dec_hdr.txt", "a b\n1,53 3,46\n", "line 2 mixes separators");
+  expect_text_error("dec_later.txt", "1 2\n3 4\n1,5 2,5\n", "line 3");
+  expect_text_error("trail_other.txt", "1;2;3,\n", "line 1 mixes separators");
+  expect_text_error("trail_other2.txt", "1 2 3;\n", "line 1 mixes separators");
+  /* a row whose kind differs from the first row's */
+  expect_text_error("rows_csv_semi.txt", "1,2,3\n4,5,6\n7;8;9\n", "line 3 separates values with ';', line 1 with ','");
+  expect_text_error("rows_ws_csv.txt", "1 2\n3,4\n", "line 2");
+  expect_text_error("rows_csv_ws.txt", "# c\n1,2\n3 4\n", "line 3 separates values with white space, line 2");
+  expect_text_error("rows_one_col.txt", "1\n2,\n3;\n", "line 3 separates values with ';', line 2"); /* a trailing one counts */
+  expect_text_error("rows_semi_dec.txt", "1;2\n3,5\n", "line 2");
+  /* empty fields: a missing value would shift the columns */
+  expect_text_error("empty1.txt", "1,,2\n3,4,5\n", "line 1 has an empty field");
+  expect_text_error("empty2.txt", ",1,2\n", "line 1 has an empty field");
+  expect_text_error("empty3.txt", "1,2\n3,4,,\n", "line 2 has an empty field");
+  expect_text_error("empty4.txt", "1;;2\n", "empty field");
+  expect_text_error("empty5.txt", "1, ,2\n", "empty field");
+  /* a word still makes a non-first line an error, before its separators are judged */
+  expect_text_error("word_sep.txt", "1,2\n3 x\n", "'x' is not a number");
+}
+
+static void test_npy_header_literal(void) {
+  float f4[] = {1.5f, -2.0f, 3.25f, 4.0f, 5.0f, -6.5f};
+  pc_points p;
+  const char *ok[] = {
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }",
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2)}",
+      "{'shape': (3, 2), 'fortran_order': False, 'descr': '<f4'}",
+      "{\"descr\": \"<f4\", \"fortran_order\": False, \"shape\": (3,2)}",
+      "{ 'descr' : '=f4' ,'fortran_order':False,'shape':( 3 , 2 , ) , }",
+      "{'descr': '<f4',\n 'fortran_order': False,\n 'shape': (3, 2)}",
+  };
+  for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+    const int rc = pc_read_npy(write_npy_dict("lit_ok.npy", 1, ok[i], f4, sizeof f4), &p);
+    CHECK(rc == 0 && p.n == 3 && p.d == 2 && same_floats(p.x, f4, 6) && p.header_line == 0);
+    if (rc != 0) fprintf(stderr, "  (refused: %s)\n", ok[i]);
+    if (rc == 0) pc_points_free(&p);
+  }
+  struct {
+    const char *dict, *msg_part;
+  } bad[] = {
+      {"{'descr': '<f4', 'fortran_order': Falsehood, 'shape': (3, 2), }", "not 'Falsehood'"},
+      {"{'descr': '<f4', 'fortran_order': false, 'shape': (3, 2), }", "True or False"},
+      {"{'descr': '<f4', 'fortran_order': 0, 'shape': (3, 2), }", "True or False"},
+      {"{'descr': '<f4', 'fortran_order': Truely, 'shape': (3, 2), }", "True or False"},
+      /* the first "'descr':" text inside another key's value; the real dtype is big-endian */
+      {"{'x': \"'descr': '<f4'\", 'descr': '>f4', 'fortran_order': False, 'shape': (3, 2), }", "unknown key 'x'"},
+      {"{'descr': '>f4', 'fortran_order': False, 'shape': (3, 2), 'x': \"'descr': '<f4'\"}", "unknown key 'x'"},
+      {"{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }", "'descr' given twice"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), 'shape': (3, 2)}", "given twice"},
+      {"{'descr': '<f4', 'shape': (3, 2), }", "lacks 'fortran_order'"},
+      {"{'fortran_order': False, 'shape': (3, 2), }", "lacks 'descr'"},
+      {"{'descr': '<f4', 'fortran_order': False}", "lacks 'shape'"},
+      {"{}", "lacks"},
+      {"{'descr': '|f4', 'fortran_order': False, 'shape': (3, 2), }", "dtype '|f4'"},
+      {"{'descr': 'f4', 'fortran_order': False, 'shape': (3, 2), }", "dtype"},
+      {"{'descr': '<f4 ', 'fortran_order': False, 'shape': (3, 2), }", "dtype"},
+      {"{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (3, 2), }", "dtype"},
+      {"{'descr': <f4, 'fortran_order': False, 'shape': (3, 2), }", "dtype"},
+      {"{'descr': '<f4, 'fortran_order': False, 'shape': (3, 2), }", "expected"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': [3, 2], }", "'shape' must be a tuple"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (6), }", "'shape' must be a tuple"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (3, -2), }", "'shape' must be a tuple"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2.0), }", "'shape' must be a tuple"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (3,, 2), }", "'shape' must be a tuple"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (3 2), }", "'shape' must be a tuple"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (03, 2), }", "'shape' must be a tuple"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999, 2), }", "'shape' must be a tuple"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2) }}", "after the dict"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), } x", "after the dict"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }                     x", "after the dict"},
+      {"{'descr': '<f4\t', 'fortran_order': False, 'shape': (3, 2), }", "dtype"},
+      {"{'descr': '<f4' 'fortran_order': False, 'shape': (3, 2)}", "expected ',' or '}'"},
+      {"{'descr' '<f4', 'fortran_order': False, 'shape': (3, 2)}", "expected ':'"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2),, }", "expected a quoted key"},
+      {"{descr: '<f4', 'fortran_order': False, 'shape': (3, 2)}", "expected a quoted key"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2)", "expected"},
+      {"('descr', '<f4')", "not a dict"},
+      {"{'a_very_long_key_name_beyond_the_buffer': 1}", "unknown key"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    pc_points q = {9, 9, NULL, 9};
+    CHECK(pc_read_npy(write_npy_dict("lit_bad.npy", 1, bad[i].dict, f4, sizeof f4), &q) == -1);
+    CHECK(q.x == NULL && q.n == 0 && q.d == 0 && q.header_line == 0);
+    const int found = strstr(pc_last_error(), bad[i].msg_part) != NULL;
+    CHECK(found);
+    if (!found) fprintf(stderr, "  (%s: expected '%s' in: %s)\n", bad[i].dict, bad[i].msg_part, pc_last_error());
+    CHECK(strpbrk(pc_last_error(), "\n\r") == NULL); /* one line, though the header ends in '\n' */
+  }
+  { /* a NUL byte inside the header */
+    char dict[] = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }";
+    const char *path = write_npy_dict("lit_nul.npy", 1, dict, f4, sizeof f4);
+    FILE *f = fopen(path, "r+b");
+    CHECK(f && fseek(f, 12, SEEK_SET) == 0 && fputc('\0', f) == 0 && fclose(f) == 0);
+    CHECK(pc_read_npy(path, &p) == -1 && strstr(pc_last_error(), "NUL") != NULL);
+  }
 }
 
 /* ---- writers ------------------------------------------------------------------------- */
@@ -806,7 +978,7 @@ static void test_kmeanspp_weights(void) {
     x[2 * i + 1] = (float)(i * i);
     w[i] = (i == 2 || i == 5 || i == 9) ? 1.5f : 0.0f;
   }
-  size_t chosen[4];
+  size_t chosen[10];
   for (uint64_t seed = 1; seed <= 5; seed++) {
     CHECK(kmpp_seed(x, w, 10, 2, 3, seed, chosen) == 0);
     int seen[10] = {0};
@@ -908,6 +1080,46 @@ static void test_draws_per_round(void) {
   CHECK(skm_draws_per_round(64) == 18 && skm_draws_per_round(65) == 21);
 }
 
+/* db_number_clusters on forests built to race it (the gpu variant's 10M-point abort): long
+ * chains, interleaved, so that every find halves the same paths while other threads store roots.
+ * In the omp build it runs on many more threads than cores, several times. */
+static void test_dbscan_cluster_numbering(void) {
+  const size_t n = (size_t)1 << 20, chains = 5;
+  int *parent = malloc(n * sizeof *parent), *core = malloc(n * sizeof *core), *order = malloc(n * sizeof *order);
+  int *lowest = malloc(n * sizeof *lowest), *slabel = malloc(n * sizeof *slabel);
+  long *root_rank = malloc(n * sizeof *root_rank);
+#if defined(_OPENMP)
+  const int threads_before = omp_get_max_threads();
+  omp_set_num_threads(32);
+#endif
+  /* chain c's id: the rank of its smallest input index n - 1 - (its last position) among the
+   * chains' (computed here independently of the union-find) */
+  size_t last[8], expected_id[8];
+  for (size_t c = 0; c < chains; c++) last[c] = (n - 1) - (n - 1 - c + chains) % chains;
+  for (size_t c = 0; c < chains; c++) {
+    expected_id[c] = 0;
+    for (size_t e = 0; e < chains; e++) expected_id[c] += n - 1 - last[e] < n - 1 - last[c];
+  }
+  size_t wrong = 0;
+  long clusters_seen = 0;
+  for (int rep = 0; rep < 12; rep++) {
+    for (size_t s = 0; s < n; s++) {
+      parent[s] = s < chains ? (int)s : (int)(s - chains); /* chain s mod 5: a path of n/5 links */
+      core[s] = 1;
+      order[s] = (int)(n - 1 - s);
+    }
+    const long clusters = db_number_clusters(n, core, order, parent, lowest, root_rank, slabel);
+    clusters_seen = clusters;
+    for (size_t s = 0; s < n; s++) wrong += slabel[s] != (int)expected_id[s % chains];
+  }
+#if defined(_OPENMP)
+  omp_set_num_threads(threads_before);
+#endif
+  CHECK(clusters_seen == (long)chains);
+  CHECK(wrong == 0);
+  free(parent), free(core), free(order), free(lowest), free(slabel), free(root_rank);
+}
+
 int main(void) {
   snprintf(tmpdir, sizeof tmpdir, "%s/pc_unit_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (!mkdtemp(tmpdir)) {
@@ -918,6 +1130,9 @@ int main(void) {
   RUN(test_text_errors);
   RUN(test_npy);
   RUN(test_raw);
+  RUN(test_text_bom_and_cr);
+  RUN(test_text_separators);
+  RUN(test_npy_header_literal);
   RUN(test_write_matrix);
   RUN(test_write_labels);
   RUN(test_gen_parse);
@@ -929,6 +1144,7 @@ int main(void) {
   RUN(test_kmeanspp_weights);
   RUN(test_wheel_pick);
   RUN(test_draws_per_round);
+  RUN(test_dbscan_cluster_numbering);
   nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
