@@ -33,8 +33,14 @@ $(foreach v,$(VARIANTS),$(if $(filter seq omp gpu,$(v)),,$(error VARIANT must be
 $(if $(and $(filter gpu,$(VARIANTS)),$(filter-out yes,$(GPU_SUPPORTED))),$(error the gpu variant needs TOOLCHAIN=clang))
 
 WARNINGS := -Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion
-BASE_CFLAGS := -std=gnu11 $(OPT) -march=$(HOST_ARCH) $(WARNINGS) -Icommon -Ialgorithms
-SOURCES := $(wildcard common/*.c) $(wildcard algorithms/*.c)
+BASE_CFLAGS := -std=gnu11 $(OPT) -march=$(HOST_ARCH) $(WARNINGS)
+# The layers: common/ (data, outputs, devices, the parallel vocabulary) <- algorithms/ <- cli/ (the
+# programs' front end). Each layer's files are compiled with its own and the lower layers'
+# folders on the include path only, so that none can include a file from a layer above it.
+INCLUDES_common     := -Icommon
+INCLUDES_algorithms := -Icommon -Ialgorithms
+INCLUDES_cli        := -Icommon -Ialgorithms -Icli
+SOURCES := $(wildcard common/*.c) $(wildcard algorithms/*.c) $(wildcard cli/*.c)
 VERSION := $(strip $(file < VERSION))
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 
@@ -54,9 +60,11 @@ build/$(1)/buildinfo.h: FORCE
 	  "$$$$($(CC) --version 2>/dev/null | head -1)" "$$(strip $$(CFLAGS_ALL_$(1)))" "$(GIT_COMMIT)" "$(VERSION)" > $$@.new
 	@cmp -s $$@.new $$@ && rm -f $$@.new || mv $$@.new $$@
 build/$(1)/%.o: common/%.c common/*.h build/$(1)/buildinfo.h $(3) | build/$(1)
-	$(CC) $$(CFLAGS_ALL_$(1)) -c $$< -o $$@
+	$(CC) $$(CFLAGS_ALL_$(1)) $(INCLUDES_common) -c $$< -o $$@
 build/$(1)/%.o: algorithms/%.c algorithms/*.h common/*.h build/$(1)/buildinfo.h $(3) | build/$(1)
-	$(CC) $$(CFLAGS_ALL_$(1)) -c $$< -o $$@
+	$(CC) $$(CFLAGS_ALL_$(1)) $(INCLUDES_algorithms) -c $$< -o $$@
+build/$(1)/%.o: cli/%.c cli/*.h algorithms/*.h common/*.h build/$(1)/buildinfo.h $(3) | build/$(1)
+	$(CC) $$(CFLAGS_ALL_$(1)) $(INCLUDES_cli) -c $$< -o $$@
 bin/pragmaclust-$(1): $$(OBJECTS_$(1)) | bin
 	$(CC) $$^ -o $$@ $$(LDFLAGS_$(1)) -lm
 build/$(1):
@@ -100,11 +108,11 @@ test: test-deps
 # The unit tests, against the seq objects, the omp objects (where the tests of lock-free steps
 # race them on many threads) and the sanitizer build's.
 build/seq/unit_tests: tests/unit_tests.c $(filter-out build/seq/main.o,$(OBJECTS_seq))
-	$(CC) $(CFLAGS_ALL_seq) $^ -o $@ $(LDFLAGS_seq) -lm
+	$(CC) $(CFLAGS_ALL_seq) $(INCLUDES_algorithms) $^ -o $@ $(LDFLAGS_seq) -lm
 build/omp/unit_tests: tests/unit_tests.c $(filter-out build/omp/main.o,$(OBJECTS_omp))
-	$(CC) $(CFLAGS_ALL_omp) $^ -o $@ $(LDFLAGS_omp) -lm
+	$(CC) $(CFLAGS_ALL_omp) $(INCLUDES_algorithms) $^ -o $@ $(LDFLAGS_omp) -lm
 build/seq-asan/unit_tests: tests/unit_tests.c $(filter-out build/seq-asan/main.o,$(OBJECTS_seq-asan))
-	$(CC) $(CFLAGS_ALL_seq-asan) $^ -o $@ $(LDFLAGS_seq-asan) -lm
+	$(CC) $(CFLAGS_ALL_seq-asan) $(INCLUDES_algorithms) $^ -o $@ $(LDFLAGS_seq-asan) -lm
 
 # The variant comparisons (benchmarks, not tests; see experiments/README.md): k-means per
 # iteration, DBSCAN on 1M points (20 Gaussian clusters, 5% noise, d = 2 and 3), density peaks

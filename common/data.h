@@ -23,6 +23,9 @@
 
 #include <stddef.h>
 
+/* Labels are int: the most points one run takes. */
+#define PC_MAX_POINTS 0x7fffffff
+
 typedef struct {
   size_t n, d;
   float *x;           /* n*d values, row-major; owned */

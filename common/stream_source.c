@@ -1,6 +1,5 @@
 /* stream_source.c - see stream_source.h. */
 #include "stream_source.h"
-#include "cli.h"
 #include "util.h"
 
 #include <string.h>

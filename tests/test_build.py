@@ -1,5 +1,7 @@
 """The build switch: the toolchain check refuses device images the runtime would reject, the
-seq program links no OpenMP runtime, and `make info` reports every variant."""
+seq program links no OpenMP runtime, `make info` reports every variant, and the source layers
+(common <- algorithms <- cli) include nothing from above."""
+import re
 import shutil
 import subprocess
 
@@ -58,7 +60,7 @@ def test_gcc_toolchain_builds_the_host_variants(tmp_path):
     """TOOLCHAIN=gcc builds seq and omp without warnings, and they cluster like the clang build."""
     tree = tmp_path / "tree"
     tree.mkdir()
-    for part in ("Makefile", "common", "algorithms", "variants"):
+    for part in ("Makefile", "VERSION", "common", "algorithms", "cli", "variants"):
         src = REPO_ROOT / part
         (shutil.copytree if src.is_dir() else shutil.copy)(src, tree / part)
     proc = subprocess.run(["make", "-j2", "TOOLCHAIN=gcc", "VARIANT=all"], capture_output=True, text=True, cwd=tree)
@@ -73,3 +75,22 @@ def test_gcc_toolchain_builds_the_host_variants(tmp_path):
         assert rc == 0
         labels[name] = out.read_text()
     assert labels["gcc"] == labels["clang"]
+
+
+LAYERS = ["common", "algorithms", "cli"]
+
+
+def test_no_layer_includes_a_file_from_a_layer_above():
+    """common/ includes only common/ headers; algorithms/ only common/ and algorithms/ ones (the
+    Makefile's per-layer include paths enforce it at build time too)."""
+    where = {h.name: layer for layer in LAYERS for h in (REPO_ROOT / layer).glob("*.h")}
+    problems = []
+    for rank, layer in enumerate(LAYERS):
+        for src in sorted((REPO_ROOT / layer).glob("*.[ch]")):
+            for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', src.read_text(), flags=re.M):
+                if name == "buildinfo.h":  # generated per variant under build/
+                    continue
+                owner = where.get(name)
+                if owner is None or LAYERS.index(owner) > rank:
+                    problems.append(f"{layer}/{src.name} includes {name} ({owner or 'not in a layer'})")
+    assert problems == []

@@ -15,8 +15,6 @@
 #include "device.h"
 #include "synth.h"
 
-/* Labels are int: the most points one run takes. */
-#define PC_MAX_POINTS 0x7fffffff
 
 typedef struct {
   const char *input;      /* path or "gen:..." */
