@@ -157,9 +157,3 @@ void pc_load_input(const pc_common_opts *common, pc_points *points, double *seco
   if (points->n > (size_t)PC_MAX_POINTS) pc_die(PC_EXIT_USAGE, "%zu points: at most %d are supported", points->n, PC_MAX_POINTS);
   *seconds = pc_now() - t0;
 }
-
-void pc_start_run(const pc_common_opts *common, pc_device_info *dev, pc_points *points, double *seconds,
-                  int *generated) {
-  pc_device_init(common->allow_host, common->threads, dev);
-  pc_load_input(common, points, seconds, generated);
-}

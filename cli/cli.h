@@ -58,10 +58,4 @@ int pc_max_threads(void);
  * the time it took, *gen the generator spec when INPUT was "gen:..." (else kind unset). */
 void pc_load_input(const pc_common_opts *common, pc_points *points, double *seconds, int *generated);
 
-/* The start every algorithm subcommand shares: brings up the device (pc_device_init, which
- * stops the program when the gpu variant has no GPU and no --allow-host), then loads the input
- * (pc_load_input). */
-void pc_start_run(const pc_common_opts *common, pc_device_info *dev, pc_points *points, double *seconds,
-                  int *generated);
-
 #endif

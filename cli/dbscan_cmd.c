@@ -1,6 +1,6 @@
 /*
- * dbscan_cmd.c - the `dbscan` subcommand: options, input, timing protocol (warm-up runs
- * excluded, repetitions summarised by median/min/max), labels and the JSON report.
+ * dbscan_cmd.c - the `dbscan` subcommand: options, the parameters and results of its report,
+ * labels. The run protocol (warm-up, repetitions, timing, summary) is run.c's.
  */
 #include "cli.h"
 #include "commands.h"
@@ -10,6 +10,7 @@
 #include "device.h"
 #include "par.h"
 #include "report.h"
+#include "run.h"
 #include "util.h"
 
 #include <math.h>
@@ -91,6 +92,24 @@ static void handle_option(int id, const char *arg, void *ctx) {
   }
 }
 
+/* One run of the protocol: the whole clustering, its phases as dbscan_run times them. */
+typedef struct {
+  const pc_points *pts;
+  const db_params *params;
+  int *labels;
+  db_result res;
+} dbscan_run_ctx;
+
+static int dbscan_once(void *ctx, int run, pc_sample *s) {
+  _Static_assert((int)DB_NPHASES <= (int)PC_RUN_MAX_PHASES, "the run protocol holds the phases");
+  dbscan_run_ctx *c = ctx;
+  (void)run;
+  if (dbscan_run(c->pts->x, c->pts->n, c->pts->d, c->params, c->labels, NULL, &c->res) != 0) return -1;
+  s->total_s = c->res.total_s;
+  memcpy(s->phase_s, c->res.phase_s, sizeof c->res.phase_s);
+  return 0;
+}
+
 int pc_cmd_dbscan(int argc, char **argv) {
   dbscan_opts o = {0.0, 0, NULL, NULL, DB_METHOD_UNION_FIND, DB_DEFAULT_CHAINS, 2048, 3, 16};
   pc_common_opts c;
@@ -98,11 +117,10 @@ int pc_cmd_dbscan(int argc, char **argv) {
   if (o.eps == 0.0) pc_die(PC_EXIT_USAGE, "dbscan: --eps E is required");
   if (o.min_pts == 0) pc_die(PC_EXIT_USAGE, "dbscan: --min-pts M is required");
 
-  pc_device_info dev;
+  pc_run r;
   pc_points pts;
-  double load_s;
-  int generated;
-  pc_start_run(&c, &dev, &pts, &load_s, &generated);
+  pc_run_start(&r, "dbscan", &c);
+  pc_run_load(&r, &pts);
   const size_t n = pts.n, d = pts.d;
   db_params params = {o.eps, (int)o.min_pts, DB_INDEX_GRID, o.method, o.chains, o.seed_list, o.levels, o.fanout};
   if (o.index ? !strcmp(o.index, "none") : d > DB_GRID_MAX_DIM) params.index = DB_INDEX_NONE;
@@ -111,58 +129,40 @@ int pc_cmd_dbscan(int argc, char **argv) {
     if (!isfinite((double)pts.x[e] / o.eps))
       pc_die(PC_EXIT_USAGE, "dbscan: value %g divided by eps %g overflows the grid; rescale the data", (double)pts.x[e], o.eps);
 
-  int *labels = pc_xalloc(n, sizeof *labels, "labels");
-  double *totals = pc_xalloc((size_t)c.repeat, sizeof *totals, "run times");
-  double *phases[DB_NPHASES];
-  for (int p = 0; p < DB_NPHASES; p++) phases[p] = pc_xalloc((size_t)c.repeat, sizeof(double), "phase times");
-  db_result res;
-  for (int run = -c.warmup; run < c.repeat; run++) {
-    if (dbscan_run(pts.x, n, d, &params, labels, NULL, &res) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-    if (run < 0) continue;
-    totals[run] = res.total_s;
-    for (int p = 0; p < DB_NPHASES; p++) phases[p][run] = res.phase_s[p];
-  }
-  if (o.labels_path && pc_write_labels(o.labels_path, labels, n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-  pc_stats total = pc_stats_of(totals, (size_t)c.repeat);
-  if (c.report) {
-    pc_json j;
-    pc_json_run_header(&j, "dbscan", &dev, c.input, generated, n, d, pts.header_line);
-    pc_json_object(&j, "params");
-    pc_json_num(&j, "eps", o.eps);
-    pc_json_int(&j, "min_pts", o.min_pts);
-    pc_json_str(&j, "method", o.method == DB_METHOD_CHAINS ? "chains" : "union-find");
+  dbscan_run_ctx run = {&pts, &params, pc_xalloc(n, sizeof(int), "labels"), {0}};
+  pc_run_repeat(&r, db_phase_names, DB_NPHASES, 0, dbscan_once, &run);
+  const db_result res = run.res;
+  if (o.labels_path && pc_write_labels(o.labels_path, run.labels, n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  pc_json *j = pc_run_report(&r);
+  if (j) {
+    pc_json_object(j, "params");
+    pc_json_num(j, "eps", o.eps);
+    pc_json_int(j, "min_pts", o.min_pts);
+    pc_json_str(j, "method", o.method == DB_METHOD_CHAINS ? "chains" : "union-find");
     if (o.method == DB_METHOD_CHAINS) {
-      pc_json_int(&j, "chains", o.chains);
-      pc_json_int(&j, "seed_list", o.seed_list);
-      pc_json_int(&j, "rounds", res.rounds);
+      pc_json_int(j, "chains", o.chains);
+      pc_json_int(j, "seed_list", o.seed_list);
+      pc_json_int(j, "rounds", res.rounds);
     }
-    pc_json_str(&j, "index", db_index_names[params.index]);
+    pc_json_str(j, "index", db_index_names[params.index]);
     if (params.index == DB_INDEX_DIRECTORY) {
-      pc_json_int(&j, "levels", o.levels);
-      pc_json_int(&j, "fanout", o.fanout);
+      pc_json_int(j, "levels", o.levels);
+      pc_json_int(j, "fanout", o.fanout);
     }
-    pc_json_end_object(&j);
-    pc_json_int(&j, "clusters", res.clusters);
-    pc_json_int(&j, "core", res.core);
-    pc_json_int(&j, "border", res.border);
-    pc_json_int(&j, "noise", res.noise);
-    pc_json_timing_begin(&j, c.repeat, c.warmup, load_s);
-    pc_json_stats(&j, "total_s", total);
-    pc_json_phase_stats(&j, db_phase_names, DB_NPHASES, phases, c.repeat);
-    pc_json_end_object(&j);
-    pc_json_runs(&j, db_phase_names, DB_NPHASES, phases, totals, NULL, c.repeat);
-    pc_json_finish(&j, c.report);
+    pc_json_end_object(j);
+    pc_json_int(j, "clusters", res.clusters);
+    pc_json_int(j, "core", res.core);
+    pc_json_int(j, "border", res.border);
+    pc_json_int(j, "noise", res.noise);
+    pc_run_timing_begin(&r);
+    pc_run_timing_end(&r);
   }
-  if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-  if (!c.quiet)
-    fprintf(stderr, "dbscan [%s, %s]: n=%zu d=%zu%s eps=%g min_pts=%lld index=%s method=%s: %ld clusters, %ld core, %ld border, "
-                    "%ld noise; run %.4g s median of %d\n",
-            pc_build_variant(), dev.where, n, d, pc_header_note(NULL, pts.header_line), o.eps, o.min_pts,
-            db_index_names[params.index], o.method == DB_METHOD_CHAINS ? "chains" : "union-find", res.clusters, res.core,
-            res.border, res.noise, total.median, c.repeat);
-  for (int p = 0; p < DB_NPHASES; p++) free(phases[p]);
-  free(totals);
-  free(labels);
+  char what[256];
+  snprintf(what, sizeof what, "eps=%g min_pts=%lld index=%s method=%s: %ld clusters, %ld core, %ld border, %ld noise", o.eps,
+           o.min_pts, db_index_names[params.index], o.method == DB_METHOD_CHAINS ? "chains" : "union-find", res.clusters,
+           res.core, res.border, res.noise);
+  pc_run_finish(&r, what, NULL);
+  free(run.labels);
   pc_points_free(&pts);
   return PC_EXIT_OK;
 }

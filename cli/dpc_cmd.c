@@ -1,8 +1,8 @@
 /*
- * dpc_cmd.c - the `dpc` subcommand: options, input (and the points to insert), d_c, the timing
- * protocol (warm-up runs excluded, repetitions summarised by median/min/max), incremental batches
- * with an optional check against recomputation, labels, the decision graph (CSV and SVG) and the
- * JSON report.
+ * dpc_cmd.c - the `dpc` subcommand: options, the points to insert, d_c, incremental batches with
+ * an optional check against recomputation, labels, the decision graph (CSV and SVG), the
+ * parameters and results of the report. The run protocol of the base run (warm-up, repetitions,
+ * timing, summary) is run.c's.
  */
 #include "cli.h"
 #include "commands.h"
@@ -12,6 +12,7 @@
 #include "dpc.h"
 #include "par.h"
 #include "report.h"
+#include "run.h"
 #include "util.h"
 
 #include <math.h>
@@ -196,6 +197,28 @@ static void json_result(pc_json *j, const dpc_result *r) {
   pc_json_int(j, "tree_leaves", r->leaves);
 }
 
+/* One run of the protocol: the base points clustered from scratch; the last run's state stays
+ * open for the incremental batches. */
+typedef struct {
+  const pc_points *pts;
+  size_t n0, capacity;
+  const dpc_params *params;
+  dpc_state *st;
+  dpc_result res;
+} dpc_run_ctx;
+
+static int dpc_once(void *ctx, int run, pc_sample *s) {
+  _Static_assert((int)DPC_NPHASES <= (int)PC_RUN_MAX_PHASES, "the run protocol holds the phases");
+  dpc_run_ctx *c = ctx;
+  (void)run;
+  if (c->st) dpc_close(c->st);
+  c->st = dpc_open(c->pts->x, c->n0, c->capacity, c->pts->d, c->params, &c->res);
+  if (!c->st) return -1;
+  s->total_s = c->res.total_s;
+  memcpy(s->phase_s, c->res.phase_s, sizeof c->res.phase_s);
+  return 0;
+}
+
 int pc_cmd_dpc(int argc, char **argv) {
   dpc_opts o = {0};
   o.samples = DPC_DEFAULT_SAMPLES;
@@ -213,11 +236,10 @@ int pc_cmd_dpc(int argc, char **argv) {
   if (incremental && (c.repeat > 1 || c.warmup > 0))
     pc_die(PC_EXIT_USAGE, "dpc: --repeat and --warmup apply to runs without --base, --insert or --delete");
 
-  pc_device_info dev;
+  pc_run r;
   pc_points pts;
-  double load_s;
-  int generated;
-  pc_start_run(&c, &dev, &pts, &load_s, &generated);
+  pc_run_start(&r, "dpc", &c);
+  pc_run_load(&r, &pts);
   const size_t n_input = pts.n, d = pts.d;
   size_t n = n_input, insert_header = 0; /* the --insert file's skipped header line */
   if (o.base > 0 && (size_t)o.base > n) pc_die(PC_EXIT_USAGE, "dpc: --base %lld is more than the %zu points of INPUT", o.base, n);
@@ -240,7 +262,7 @@ int pc_cmd_dpc(int argc, char **argv) {
     n = pts.n;
     insert_header = more.header_line;
     pc_points_free(&more);
-    load_s += more_s;
+    r.load_s += more_s;
   }
   const size_t n0 = o.base > 0 ? (size_t)o.base : n_input; /* the base points */
   if (o.delete_count && (size_t)o.delete_count >= n)
@@ -259,20 +281,10 @@ int pc_cmd_dpc(int argc, char **argv) {
   const dpc_params params = {dc, o.index, (long)o.peaks, o.rho_min, o.delta_min, c.seed, o.rho_update, o.rho_search, o.delta_search};
 
   /* the base run: repeated R times after W warm-ups when nothing is inserted */
-  double *totals = pc_xalloc((size_t)c.repeat, sizeof *totals, "run times");
-  double *phases[DPC_NPHASES];
-  for (int p = 0; p < DPC_NPHASES; p++) phases[p] = pc_xalloc((size_t)c.repeat, sizeof(double), "phase times");
-  dpc_result res;
-  dpc_state *st = NULL;
-  for (int run = -c.warmup; run < c.repeat; run++) {
-    if (st) dpc_close(st);
-    st = dpc_open(pts.x, n0, n, d, &params, &res);
-    if (!st) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-    if (run < 0) continue;
-    totals[run] = res.total_s;
-    for (int p = 0; p < DPC_NPHASES; p++) phases[p][run] = res.phase_s[p];
-  }
-  const dpc_result base_res = res;
+  dpc_run_ctx run = {&pts, n0, n, &params, NULL, {0}};
+  pc_run_repeat(&r, dpc_phase_names, DPC_NPHASES, 0, dpc_once, &run);
+  dpc_state *st = run.st;
+  const dpc_result base_res = run.res;
 
   /* incremental batches: insertions, then deletions */
   const size_t ndel = (size_t)o.delete_count;
@@ -330,13 +342,14 @@ int pc_cmd_dpc(int argc, char **argv) {
       dpc_results(st, w_rho, w_delta, w_dep, w_lab);
       for (size_t i = 0; i < at; i++) {
         if (!alive[i]) continue;
-        const size_t r = (size_t)renum[i];
+        const size_t fresh_i = (size_t)renum[i]; /* i's index in the recomputation */
         const int wd = w_dep[i] < 0 ? -1 : renum[w_dep[i]];
-        if (v_rho[r] != w_rho[i] || v_delta[r] != w_delta[i] || v_dep[r] != wd || v_lab[r] != w_lab[i])
+        if (v_rho[fresh_i] != w_rho[i] || v_delta[fresh_i] != w_delta[i] || v_dep[fresh_i] != wd || v_lab[fresh_i] != w_lab[i])
           pc_die(PC_EXIT_FAILURE,
                  "dpc --verify: batch %zu (%zu points): point %zu differs from recomputation: rho %d/%d delta %.17g/%.17g "
                  "dependent %d/%d label %d/%d (incremental/scratch)",
-                 b + 1, m, r, w_rho[i], v_rho[r], w_delta[i], v_delta[r], wd, v_dep[r], w_lab[i], v_lab[r]);
+                 b + 1, m, fresh_i, w_rho[i], v_rho[fresh_i], w_delta[i], v_delta[fresh_i], wd, v_dep[fresh_i], w_lab[i],
+                 v_lab[fresh_i]);
       }
     }
   }
@@ -367,80 +380,71 @@ int pc_cmd_dpc(int argc, char **argv) {
   if (o.labels_path && pc_write_labels(o.labels_path, labels, n_out) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   if (o.graph_path) write_graph(o.graph_path, n_out, rho, delta, dep, labels, row);
   if (o.plot_path) write_plot(o.plot_path, n_out, rho, delta, dep, labels);
-  pc_stats total = pc_stats_of(totals, (size_t)c.repeat);
-  if (c.report) {
-    pc_json j;
-    pc_json_run_header(&j, "dpc", &dev, c.input, generated, n_out, d, pts.header_line);
-    if (o.insert) pc_json_header_skipped(&j, "insert_header_skipped", insert_header);
-    pc_json_object(&j, "params");
-    pc_json_num(&j, "dc", dc);
+  r.n = n_out;
+  pc_json *j = pc_run_report(&r);
+  if (j) {
+    if (o.insert) pc_json_header_skipped(j, "insert_header_skipped", insert_header);
+    pc_json_object(j, "params");
+    pc_json_num(j, "dc", dc);
     if (!o.have_dc) {
-      pc_json_num(&j, "dc_percent", o.percent);
-      pc_json_int(&j, "dc_samples", o.samples);
+      pc_json_num(j, "dc_percent", o.percent);
+      pc_json_int(j, "dc_samples", o.samples);
     }
-    pc_json_str(&j, "index", dpc_index_names[o.index]);
-    pc_json_str(&j, "rho_search", dpc_search_names[o.rho_search]);
-    pc_json_str(&j, "delta_search", dpc_search_names[o.delta_search]);
-    if (o.peaks) pc_json_int(&j, "peaks", o.peaks);
+    pc_json_str(j, "index", dpc_index_names[o.index]);
+    pc_json_str(j, "rho_search", dpc_search_names[o.rho_search]);
+    pc_json_str(j, "delta_search", dpc_search_names[o.delta_search]);
+    if (o.peaks) pc_json_int(j, "peaks", o.peaks);
     else {
-      pc_json_num(&j, "rho_min", o.rho_min);
-      pc_json_num(&j, "delta_min", o.delta_min);
+      pc_json_num(j, "rho_min", o.rho_min);
+      pc_json_num(j, "delta_min", o.delta_min);
     }
-    pc_json_int(&j, "seed", (long long)c.seed);
+    pc_json_int(j, "seed", (long long)c.seed);
     if (incremental) {
-      pc_json_int(&j, "base", (long long)n0);
-      pc_json_int(&j, "batch", o.batch);
-      pc_json_str(&j, "rho_update", o.rho_update == DPC_RHO_INCIDENTAL ? "incidental" : "separate");
-      pc_json_bool(&j, "verify", o.verify);
-      pc_json_int(&j, "deleted", o.delete_count);
+      pc_json_int(j, "base", (long long)n0);
+      pc_json_int(j, "batch", o.batch);
+      pc_json_str(j, "rho_update", o.rho_update == DPC_RHO_INCIDENTAL ? "incidental" : "separate");
+      pc_json_bool(j, "verify", o.verify);
+      pc_json_int(j, "deleted", o.delete_count);
     }
-    pc_json_end_object(&j);
-    json_result(&j, &last);
+    pc_json_end_object(j);
+    json_result(j, &last);
     double rho_sum = 0.0;
     for (size_t i = 0; i < n_out; i++) rho_sum += rho[i];
-    pc_json_num(&j, "rho_mean", rho_sum / (double)n_out);
-    pc_json_int(&j, "base_distance_computations", base_res.distances);
-    pc_json_num(&j, "all_pairs_distance_computations", 2.0 * (double)n0 * (double)n0);
-    pc_json_timing_begin(&j, c.repeat, c.warmup, load_s);
-    pc_json_num(&j, "dc_estimate_s", dc_s);
-    pc_json_stats(&j, "total_s", total);
-    pc_json_phase_stats(&j, dpc_phase_names, DPC_NPHASES, phases, c.repeat);
-    pc_json_end_object(&j);
-    pc_json_runs(&j, dpc_phase_names, DPC_NPHASES, phases, totals, NULL, c.repeat);
+    pc_json_num(j, "rho_mean", rho_sum / (double)n_out);
+    pc_json_int(j, "base_distance_computations", base_res.distances);
+    pc_json_num(j, "all_pairs_distance_computations", 2.0 * (double)n0 * (double)n0);
+    pc_run_timing_begin(&r);
+    pc_json_num(j, "dc_estimate_s", dc_s);
+    pc_run_timing_end(&r);
     if (incremental) {
-      pc_json_array(&j, "batches");
+      pc_json_array(j, "batches");
       for (size_t b = 0; b < nbatches; b++) {
-        pc_json_object(&j, NULL);
-        pc_json_str(&j, "op", b < nins ? "insert" : "delete");
-        pc_json_int(&j, "n", (long long)batch_n[b]);
-        pc_json_num(&j, "total_s", bres[b].total_s);
-        for (int p = 0; p < DPC_NPHASES; p++) pc_json_num(&j, dpc_phase_names[p], bres[b].phase_s[p]);
-        pc_json_int(&j, "distance_computations", bres[b].distances);
-        pc_json_int(&j, "clusters", bres[b].clusters);
-        pc_json_int(&j, "leaf_splits", bres[b].splits);
-        pc_json_int(&j, "rebuilds", bres[b].rebuilds);
-        if (o.verify) pc_json_num(&j, "restart_s", restart_s[b]);
-        pc_json_end_object(&j);
+        pc_json_object(j, NULL);
+        pc_json_str(j, "op", b < nins ? "insert" : "delete");
+        pc_json_int(j, "n", (long long)batch_n[b]);
+        pc_json_num(j, "total_s", bres[b].total_s);
+        for (int p = 0; p < DPC_NPHASES; p++) pc_json_num(j, dpc_phase_names[p], bres[b].phase_s[p]);
+        pc_json_int(j, "distance_computations", bres[b].distances);
+        pc_json_int(j, "clusters", bres[b].clusters);
+        pc_json_int(j, "leaf_splits", bres[b].splits);
+        pc_json_int(j, "rebuilds", bres[b].rebuilds);
+        if (o.verify) pc_json_num(j, "restart_s", restart_s[b]);
+        pc_json_end_object(j);
       }
-      pc_json_end_array(&j);
-      pc_json_num(&j, "incremental_total_s", inc_total);
+      pc_json_end_array(j);
+      pc_json_num(j, "incremental_total_s", inc_total);
     }
-    pc_json_finish(&j, c.report);
   }
-  if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-  if (!c.quiet) {
-    fprintf(stderr, "dpc [%s, %s]: n=%zu d=%zu%s%s dc=%g index=%s: %ld clusters; run %.4g s median of %d, %lld distances",
-            pc_build_variant(), dev.where, n0, d, pc_header_note(NULL, pts.header_line),
-            pc_header_note("--insert", insert_header), dc, dpc_index_names[o.index], base_res.clusters, total.median, c.repeat,
-            base_res.distances);
-    if (nbatches)
-      fprintf(stderr, "; %zu batches of %lld to n=%zu: %.4g s (%.4g ms per batch), %ld clusters%s", nbatches, o.batch, n_out,
-              inc_total, 1e3 * inc_total / (double)nbatches, last.clusters, o.verify ? ", identical to recomputation" : "");
-    fputc('\n', stderr);
-  }
-  for (int p = 0; p < DPC_NPHASES; p++) free(phases[p]);
+  char what[320], base[48] = "", tail[256] = "";
+  if (incremental) snprintf(base, sizeof base, "base of %zu points, ", n0);
+  snprintf(what, sizeof what, "%sdc=%g index=%s: %ld clusters, %lld distances%s", base, dc, dpc_index_names[o.index],
+           base_res.clusters, base_res.distances, pc_header_note("--insert", insert_header));
+  if (nbatches)
+    snprintf(tail, sizeof tail, "; %zu batches of %lld to n=%zu: %.4g s (%.4g ms per batch), %ld clusters%s", nbatches, o.batch,
+             n_out, inc_total, 1e3 * inc_total / (double)nbatches, last.clusters, o.verify ? ", identical to recomputation" : "");
+  pc_run_finish(&r, what, tail);
   free(row), free(del_sz), free(del), free(batch_n), free(alive), free(renum);
-  free(totals), free(bres), free(restart_s), free(rho), free(dep), free(labels), free(delta);
+  free(bres), free(restart_s), free(rho), free(dep), free(labels), free(delta);
   free(v_rho), free(v_dep), free(v_lab), free(w_rho), free(w_dep), free(w_lab), free(v_delta), free(w_delta), free(copy);
   pc_points_free(&pts);
   return PC_EXIT_OK;

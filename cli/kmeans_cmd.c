@@ -1,6 +1,6 @@
 /*
- * kmeans_cmd.c - the `kmeans` subcommand: options, input, initial centroids, timing
- * protocol (warm-up runs excluded, repetitions summarised by median/min/max), outputs.
+ * kmeans_cmd.c - the `kmeans` subcommand: options, initial centroids, outputs, the parameters
+ * and results of the report. The run protocol (warm-up, repetitions, timing, summary) is run.c's.
  */
 #include "cli.h"
 #include "commands.h"
@@ -11,6 +11,7 @@
 #include "kmeans_gemm.h"
 #include "kmeanspp.h"
 #include "report.h"
+#include "run.h"
 #include "synth.h"
 #include "util.h"
 
@@ -131,17 +132,47 @@ static float *initial_centroids(const kmeans_opts *o, const pc_common_opts *c, c
   return init;
 }
 
+/* One run of the protocol: Lloyd from the initial centroids; the timed runs' iteration times are
+ * gathered in iteration_s (for their median across all runs). */
+typedef struct {
+  const float *xt;
+  size_t n, d;
+  const km_params *params;
+  const float *init;
+  float *centroids;
+  int *labels;
+  double *iteration_s;     /* [repeat * iteration cap] */
+  size_t iterations_timed; /* entries of iteration_s filled */
+  km_result res;
+} kmeans_run_ctx;
+
+static int kmeans_once(void *ctx, int run, pc_sample *s) {
+  _Static_assert((int)KM_NPHASES <= (int)PC_RUN_MAX_PHASES, "the run protocol holds the phases");
+  kmeans_run_ctx *c = ctx;
+  memcpy(c->centroids, c->init, (size_t)c->params->k * c->d * sizeof *c->centroids);
+  c->res.iteration_s = run >= 0 ? c->iteration_s + c->iterations_timed : NULL;
+  if (km_run(c->xt, c->n, c->d, c->params, c->centroids, c->labels, &c->res) != 0) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", pc_last_error());
+    return pc_fail("kmeans: %s", msg);
+  }
+  if (run >= 0) c->iterations_timed += (size_t)c->res.iterations;
+  s->total_s = c->res.total_s;
+  s->iterations = c->res.iterations;
+  memcpy(s->phase_s, c->res.phase_s, sizeof c->res.phase_s);
+  return 0;
+}
+
 int pc_cmd_kmeans(int argc, char **argv) {
   kmeans_opts o = {.k = 0, .params = {.max_iter = 1000, .tol = -1.0, .update = KM_UPDATE_DEVICE}};
   pc_common_opts c;
   pc_cli_parse("kmeans", argc, argv, own_options, "k:", handle_option, &o, usage, &c);
   if (o.k == 0) pc_die(PC_EXIT_USAGE, "kmeans: -k K is required");
 
-  pc_device_info dev;
+  pc_run r;
   pc_points pts;
-  double load_s;
-  int generated;
-  pc_start_run(&c, &dev, &pts, &load_s, &generated);
+  pc_run_start(&r, "kmeans", &c);
+  pc_run_load(&r, &pts);
   /* cuBLAS is loaded before any timing, and its absence (or a run on the host) ends the run here */
   const int gemm = o.params.distance == KM_DISTANCE_GEMM || o.params.distance == KM_DISTANCE_GEMM_TF32;
   if (gemm && km_gemm_load(o.params.distance == KM_DISTANCE_GEMM_TF32) != 0)
@@ -150,7 +181,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
     pc_die(PC_EXIT_NO_DEVICE, "kmeans: --distance dot-3xtf32 runs on the GPU's tensor cores, but this run's kernels run "
                               "on the host (--allow-host without a usable GPU); use --distance dot or direct");
   if ((size_t)o.k > pts.n) pc_die(PC_EXIT_USAGE, "kmeans: -k %lld is larger than the number of points (%zu)", o.k, pts.n);
-  const size_t n = pts.n, d = pts.d, k = (size_t)o.k, header_line = pts.header_line; /* pts is freed early */
+  const size_t n = pts.n, d = pts.d, k = (size_t)o.k;
   o.params.k = (int)k;
 
   float *init = initial_centroids(&o, &c, &pts);
@@ -164,82 +195,57 @@ int pc_cmd_kmeans(int argc, char **argv) {
   pc_points_free(&pts);
 
   const int iter_cap = o.params.fixed_iter > 0 ? o.params.fixed_iter : o.params.max_iter;
-  float *centroids = pc_xalloc(k * d, sizeof *centroids, "centroids");
-  int *labels = pc_xalloc(n, sizeof *labels, "labels");
-  double *iter_all = pc_xalloc((size_t)c.repeat * (size_t)iter_cap, sizeof *iter_all, "iteration times");
-  double *totals = pc_xalloc((size_t)c.repeat, sizeof *totals, "run times");
-  int *run_iterations = pc_xalloc((size_t)c.repeat, sizeof *run_iterations, "run iterations");
-  double *phases[KM_NPHASES];
-  for (int p = 0; p < KM_NPHASES; p++) phases[p] = pc_xalloc((size_t)c.repeat, sizeof(double), "phase times");
-  size_t n_iter_all = 0;
-  km_result res;
-  for (int run = -c.warmup; run < c.repeat; run++) {
-    memcpy(centroids, init, k * d * sizeof *centroids);
-    res.iteration_s = run >= 0 ? iter_all + n_iter_all : NULL;
-    if (km_run(xt, n, d, &o.params, centroids, labels, &res) != 0) pc_die(PC_EXIT_USAGE, "kmeans: %s", pc_last_error());
-    if (run < 0) continue;
-    n_iter_all += (size_t)res.iterations;
-    totals[run] = res.total_s;
-    run_iterations[run] = res.iterations;
-    for (int p = 0; p < KM_NPHASES; p++) phases[p][run] = res.phase_s[p];
-  }
+  kmeans_run_ctx run = {xt, n, d, &o.params, init, pc_xalloc(k * d, sizeof(float), "centroids"),
+                        pc_xalloc(n, sizeof(int), "labels"),
+                        pc_xalloc((size_t)c.repeat * (size_t)iter_cap, sizeof(double), "iteration times"), 0, {0}};
+  pc_run_repeat(&r, km_phase_names, KM_NPHASES, 1, kmeans_once, &run);
+  const km_result *res = &run.res;
 
-  if (o.labels_path && pc_write_labels(o.labels_path, labels, n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-  if (o.centroids_path && pc_write_matrix(o.centroids_path, centroids, k, d) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  if (o.labels_path && pc_write_labels(o.labels_path, run.labels, n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  if (o.centroids_path && pc_write_matrix(o.centroids_path, run.centroids, k, d) != 0)
+    pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
 
-  pc_stats total = pc_stats_of(totals, (size_t)c.repeat);
-  pc_stats per_iter = pc_stats_of(iter_all, n_iter_all);
+  const pc_stats per_iter = pc_stats_of(run.iteration_s, run.iterations_timed);
   const double flop_per_iter = 2.0 * (double)n * (double)k * (double)d;
-  if (c.report) {
-    pc_json j;
-    pc_json_run_header(&j, "kmeans", &dev, c.input, generated, n, d, header_line);
-    pc_json_int(&j, "k", (long long)k);
-    pc_json_object(&j, "params");
-    pc_json_str(&j, "init", o.init ? o.init : "random");
-    pc_json_int(&j, "seed", (long long)c.seed);
-    pc_json_int(&j, "max_iter", o.params.max_iter);
-    pc_json_int(&j, "fixed_iterations", o.params.fixed_iter);
-    pc_json_num(&j, "tol", o.params.tol);
-    pc_json_str(&j, "update", o.params.update == KM_UPDATE_DEVICE ? "device" : "host");
-    pc_json_str(&j, "distance", km_distance_names[o.params.distance]);
+  const double gflops = per_iter.median > 0 ? flop_per_iter / per_iter.median * 1e-9 : 0.0;
+  pc_json *j = pc_run_report(&r);
+  if (j) {
+    pc_json_int(j, "k", (long long)k);
+    pc_json_object(j, "params");
+    pc_json_str(j, "init", o.init ? o.init : "random");
+    pc_json_int(j, "seed", (long long)c.seed);
+    pc_json_int(j, "max_iter", o.params.max_iter);
+    pc_json_int(j, "fixed_iterations", o.params.fixed_iter);
+    pc_json_num(j, "tol", o.params.tol);
+    pc_json_str(j, "update", o.params.update == KM_UPDATE_DEVICE ? "device" : "host");
+    pc_json_str(j, "distance", km_distance_names[o.params.distance]);
     if (gemm) {
       int version;
       const char *lib = km_gemm_library(&version);
-      pc_json_str(&j, "cublas", lib);
-      pc_json_int(&j, "cublas_version", version);
+      pc_json_str(j, "cublas", lib);
+      pc_json_int(j, "cublas_version", version);
     }
-    pc_json_end_object(&j);
-    pc_json_int(&j, "centroid_splits", res.splits);
-    pc_json_str(&j, "update_sums", res.update_sums);
-    pc_json_int(&j, "iterations", res.iterations);
-    pc_json_bool(&j, "converged", res.converged);
-    pc_json_num(&j, "sse", res.sse);
-    pc_json_timing_begin(&j, c.repeat, c.warmup, load_s);
-    pc_json_num(&j, "layout_s", layout_s);
-    pc_json_stats(&j, "total_s", total);
-    pc_json_stats(&j, "iteration_s", per_iter);
-    pc_json_phase_stats(&j, km_phase_names, KM_NPHASES, phases, c.repeat);
-    pc_json_num(&j, "gflops_per_s", per_iter.median > 0 ? flop_per_iter / per_iter.median * 1e-9 : 0.0);
-    pc_json_end_object(&j);
-    pc_json_runs(&j, km_phase_names, KM_NPHASES, phases, totals, run_iterations, c.repeat);
-    pc_json_finish(&j, c.report);
+    pc_json_end_object(j);
+    pc_json_int(j, "centroid_splits", res->splits);
+    pc_json_str(j, "update_sums", res->update_sums);
+    pc_json_int(j, "iterations", res->iterations);
+    pc_json_bool(j, "converged", res->converged);
+    pc_json_num(j, "sse", res->sse);
+    pc_run_timing_begin(&r);
+    pc_json_num(j, "layout_s", layout_s);
+    pc_json_stats(j, "iteration_s", per_iter);
+    pc_json_num(j, "gflops_per_s", gflops);
+    pc_run_timing_end(&r);
   }
-  if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-  if (!c.quiet)
-    fprintf(stderr,
-            "kmeans [%s, %s]: n=%zu d=%zu%s k=%zu: %d iterations%s, SSE %.10g; per iteration %.4g ms median (%.1f GFLOP/s), "
-            "run %.4g s median of %d\n",
-            pc_build_variant(), dev.where, n, d, pc_header_note(NULL, header_line), k, res.iterations,
-            res.converged ? " (converged)" : (o.params.fixed_iter ? " (fixed)" : " (not converged: --max-iter reached)"),
-            res.sse, per_iter.median * 1e3, per_iter.median > 0 ? flop_per_iter / per_iter.median * 1e-9 : 0.0,
-            total.median, c.repeat);
-
-  for (int p = 0; p < KM_NPHASES; p++) free(phases[p]);
-  free(totals);
-  free(run_iterations);
-  free(iter_all);
-  free(labels);
-  free(centroids);
+  char what[256];
+  snprintf(what, sizeof what, "k=%zu: %d iterations%s, SSE %.10g; per iteration %.4g ms median (%.1f GFLOP/s)", k,
+           res->iterations,
+           res->converged ? " (converged)" : (o.params.fixed_iter ? " (fixed)" : " (not converged: --max-iter reached)"),
+           res->sse, per_iter.median * 1e3, gflops);
+  pc_run_finish(&r, what, NULL);
+  free(run.iteration_s);
+  free(run.labels);
+  free(run.centroids);
   free(xt);
   free(init);
   return PC_EXIT_OK;

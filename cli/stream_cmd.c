@@ -1,8 +1,8 @@
 /*
  * stream_cmd.c - the `stream` subcommand (Cao et al.'s entire-stream and sliding-window
- * clustering, stream.h): options, the stream (a generator read block by block, or a file),
- * timing protocol (warm-up runs excluded, repetitions summarised by median/min/max), the
- * assignment pass for labels and cost, outputs and the JSON report.
+ * clustering, stream.h): options, the stream (a generator read block by block, or a file), the
+ * assignment pass for labels and cost, outputs, the parameters and results of the report. The
+ * run protocol (warm-up, repetitions, timing, summary) is run.c's.
  */
 #include "cli.h"
 #include "commands.h"
@@ -10,6 +10,7 @@
 #include "output.h"
 #include "device.h"
 #include "report.h"
+#include "run.h"
 #include "stream_source.h"
 #include "stream.h"
 #include "synth.h"
@@ -82,6 +83,26 @@ static void handle_option(int id, const char *arg, void *ctx) {
   }
 }
 
+/* One run of the protocol: the stream clustered once; the query times of the timed runs kept. */
+typedef struct {
+  const pc_stream *src;
+  const strm_params *params;
+  float *centres;
+  double *query_s; /* [repeat] */
+  strm_result res;
+} stream_run_ctx;
+
+static int stream_once(void *ctx, int run, pc_sample *s) {
+  _Static_assert((int)STRM_NPHASES <= (int)PC_RUN_MAX_PHASES, "the run protocol holds the phases");
+  stream_run_ctx *c = ctx;
+  if (strm_run(c->src, c->params, c->centres, &c->res) != 0) return -1;
+  s->total_s = c->res.total_s;
+  s->iterations = c->res.iterations > 0x7fffffff ? 0x7fffffff : (int)c->res.iterations;
+  memcpy(s->phase_s, c->res.phase_s, sizeof c->res.phase_s);
+  if (run >= 0) c->query_s[run] = c->res.query_s;
+  return 0;
+}
+
 int pc_cmd_stream(int argc, char **argv) {
   stream_opts o = {.k = 0,
                    .params = {.epsilon = STRM_DEFAULT_EPSILON, .max_iter = STRM_DEFAULT_MAX_ITER, .update = KM_UPDATE_DEVICE}};
@@ -92,44 +113,35 @@ int pc_cmd_stream(int argc, char **argv) {
   o.params.k = (int)o.k;
   o.params.seed = c.seed;
 
-  pc_device_info dev;
-  pc_device_init(c.allow_host, c.threads, &dev);
+  pc_run r;
+  pc_run_start(&r, "stream", &c);
   pc_stream_input in;
   if (pc_stream_open(c.input, c.raw_n, c.raw_d, &in) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   const pc_stream *src = &in.stream;
   const size_t n = src->n, d = src->d, k = (size_t)o.k;
+  pc_run_input(&r, in.generated, n, d, in.loaded.header_line, in.load_s);
   if (k > n) pc_die(PC_EXIT_USAGE, "stream: -k %zu is larger than the number of points (%zu)", k, n);
   /* distances are float32 (k-means): a generator's data is bounded by its spec, a file's by its values */
   const double max_abs = in.generated ? pc_gen_max_abs(&in.spec) : pc_max_abs(in.loaded.x, n * d);
   if (pc_check_float_distances(max_abs, d, "stream") != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
 
-  float *centres = pc_xalloc(k, d * sizeof *centres, "centres");
-  double *totals = pc_xalloc((size_t)c.repeat, sizeof *totals, "run times");
-  int *iterations = pc_xalloc((size_t)c.repeat, sizeof *iterations, "run iterations");
-  double *phases[STRM_NPHASES];
-  for (int p = 0; p < STRM_NPHASES; p++) phases[p] = pc_xalloc((size_t)c.repeat, sizeof(double), "phase times");
-  double *queries = pc_xalloc((size_t)c.repeat, sizeof *queries, "query times");
-  strm_result res = {0};
-  for (int run = -c.warmup; run < c.repeat; run++) {
-    if (strm_run(src, &o.params, centres, &res) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-    if (run < 0) continue;
-    totals[run] = res.total_s;
-    iterations[run] = res.iterations > 0x7fffffff ? 0x7fffffff : (int)res.iterations;
-    queries[run] = res.query_s;
-    for (int p = 0; p < STRM_NPHASES; p++) phases[p][run] = res.phase_s[p];
-  }
+  stream_run_ctx run = {src, &o.params, pc_xalloc(k, d * sizeof(float), "centres"),
+                        pc_xalloc((size_t)c.repeat, sizeof(double), "query times"), {0}};
+  pc_run_repeat(&r, strm_phase_names, STRM_NPHASES, 1, stream_once, &run);
+  const strm_result *res = &run.res;
+  float *centres = run.centres;
 
   /* The second pass: labels of every point; the cost over the rows the centres answer for. */
   int *labels = o.labels_path ? pc_xalloc(n, sizeof *labels, "labels") : NULL;
   double sse = 0.0, cost_s = 0.0;
   if (o.labels_path || c.report) {
     const double t0 = pc_now();
-    if (labels && res.first_row > 0) {
+    if (labels && res->first_row > 0) {
       double ignored;
-      if (strm_assign(src, 0, res.first_row, centres, (int)k, res.block, labels, &ignored) != 0)
+      if (strm_assign(src, 0, res->first_row, centres, (int)k, res->block, labels, &ignored) != 0)
         pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     }
-    if (strm_assign(src, res.first_row, res.rows, centres, (int)k, res.block, labels ? labels + res.first_row : NULL,
+    if (strm_assign(src, res->first_row, res->rows, centres, (int)k, res->block, labels ? labels + res->first_row : NULL,
                     &sse) != 0)
       pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     cost_s = pc_now() - t0;
@@ -137,56 +149,43 @@ int pc_cmd_stream(int argc, char **argv) {
 
   if (o.centres_path && pc_write_matrix(o.centres_path, centres, k, d) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   if (o.labels_path && pc_write_labels(o.labels_path, labels, n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-  const pc_stats total = pc_stats_of(totals, (size_t)c.repeat);
-  if (c.report) {
-    pc_json j;
-    pc_json_run_header(&j, "stream", &dev, c.input, in.generated, n, d, in.loaded.header_line);
-    pc_json_int(&j, "k", (long long)k);
-    pc_json_str(&j, "mode", o.params.window ? "window" : "entire");
-    pc_json_object(&j, "params");
-    pc_json_int(&j, "seed", (long long)c.seed);
-    pc_json_int(&j, "block_size", (long long)res.block);
-    pc_json_num(&j, "epsilon", o.params.epsilon);
-    pc_json_int(&j, "window", (long long)o.params.window);
-    pc_json_int(&j, "query_every", (long long)o.params.query_every);
-    pc_json_int(&j, "max_iter", o.params.max_iter);
-    pc_json_str(&j, "update", o.params.update == KM_UPDATE_DEVICE ? "device" : "host");
-    pc_json_end_object(&j);
-    pc_json_int(&j, "blocks", (long long)res.blocks);
-    pc_json_int(&j, "levels", res.levels);
-    pc_json_int(&j, "kmeans_runs", (long long)res.kmeans_runs);
-    pc_json_int(&j, "iterations", res.iterations);
-    pc_json_int(&j, "combined", (long long)res.combined);
-    pc_json_int(&j, "queries", (long long)res.queries);
-    pc_json_int(&j, "buckets", (long long)res.buckets);
-    pc_json_int(&j, "summary", (long long)res.summary);
-    pc_json_int(&j, "cost_first_row", (long long)res.first_row);
-    pc_json_int(&j, "cost_rows", (long long)res.rows);
-    pc_json_num(&j, "sse", sse);
-    pc_json_timing_begin(&j, c.repeat, c.warmup, in.load_s);
-    pc_json_stats(&j, "total_s", total);
-    pc_json_phase_stats(&j, strm_phase_names, STRM_NPHASES, phases, c.repeat);
-    pc_json_stats(&j, "query_s", pc_stats_of(queries, (size_t)c.repeat));
-    pc_json_num(&j, "cost_pass_s", cost_s);
-    pc_json_end_object(&j);
-    pc_json_runs(&j, strm_phase_names, STRM_NPHASES, phases, totals, iterations, c.repeat);
-    pc_json_finish(&j, c.report);
+  pc_json *j = pc_run_report(&r);
+  if (j) {
+    pc_json_int(j, "k", (long long)k);
+    pc_json_str(j, "mode", o.params.window ? "window" : "entire");
+    pc_json_object(j, "params");
+    pc_json_int(j, "seed", (long long)c.seed);
+    pc_json_int(j, "block_size", (long long)res->block);
+    pc_json_num(j, "epsilon", o.params.epsilon);
+    pc_json_int(j, "window", (long long)o.params.window);
+    pc_json_int(j, "query_every", (long long)o.params.query_every);
+    pc_json_int(j, "max_iter", o.params.max_iter);
+    pc_json_str(j, "update", o.params.update == KM_UPDATE_DEVICE ? "device" : "host");
+    pc_json_end_object(j);
+    pc_json_int(j, "blocks", (long long)res->blocks);
+    pc_json_int(j, "levels", res->levels);
+    pc_json_int(j, "kmeans_runs", (long long)res->kmeans_runs);
+    pc_json_int(j, "iterations", res->iterations);
+    pc_json_int(j, "combined", (long long)res->combined);
+    pc_json_int(j, "queries", (long long)res->queries);
+    pc_json_int(j, "buckets", (long long)res->buckets);
+    pc_json_int(j, "summary", (long long)res->summary);
+    pc_json_int(j, "cost_first_row", (long long)res->first_row);
+    pc_json_int(j, "cost_rows", (long long)res->rows);
+    pc_json_num(j, "sse", sse);
+    pc_run_timing_begin(&r);
+    pc_json_stats(j, "query_s", pc_stats_of(run.query_s, (size_t)c.repeat));
+    pc_json_num(j, "cost_pass_s", cost_s);
+    pc_run_timing_end(&r);
   }
-  if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-  if (!c.quiet) {
-    fprintf(stderr, "stream [%s, %s]: n=%zu d=%zu%s k=%zu, %s: %zu blocks of %zu, %zu k-means runs (%ld Lloyd passes)",
-            pc_build_variant(), dev.where, n, d, pc_header_note(NULL, in.loaded.header_line), k,
-            o.params.window ? "window" : "entire stream", res.blocks, res.block,
-            res.kmeans_runs, res.iterations);
-    if (o.params.window) fprintf(stderr, ", window %zu, %zu queries", o.params.window, res.queries);
-    fprintf(stderr, "; run %.4g s median of %d", total.median, c.repeat);
-    if (o.labels_path || c.report) fprintf(stderr, "; SSE %.10g over %zu points", sse, res.rows);
-    fputc('\n', stderr);
-  }
-  for (int p = 0; p < STRM_NPHASES; p++) free(phases[p]);
-  free(queries);
-  free(iterations);
-  free(totals);
+  char what[256], tail[96] = "";
+  int len = snprintf(what, sizeof what, "k=%zu, %s: %zu blocks of %zu, %zu k-means runs (%ld Lloyd passes)", k,
+                     o.params.window ? "window" : "entire stream", res->blocks, res->block, res->kmeans_runs, res->iterations);
+  if (o.params.window && len > 0 && (size_t)len < sizeof what)
+    snprintf(what + len, sizeof what - (size_t)len, ", window %zu, %zu queries", o.params.window, res->queries);
+  if (o.labels_path || c.report) snprintf(tail, sizeof tail, "; SSE %.10g over %zu points", sse, res->rows);
+  pc_run_finish(&r, what, tail);
+  free(run.query_s);
   free(labels);
   free(centres);
   pc_points_free(&in.loaded);

@@ -1,7 +1,7 @@
 /*
  * streamkm_cmd.c - the `streamkm` subcommand: options, the stream (a generator read chunk by
- * chunk, or a file), timing protocol (warm-up runs excluded, repetitions summarised by
- * median/min/max), the optional assignment pass, outputs and the JSON report.
+ * chunk, or a file), the optional assignment pass, outputs, the parameters and results of the
+ * report. The run protocol (warm-up, repetitions, timing, summary) is run.c's.
  */
 #include "cli.h"
 #include "commands.h"
@@ -10,6 +10,7 @@
 #include "device.h"
 #include "kmeanspp.h"
 #include "report.h"
+#include "run.h"
 #include "stream_source.h"
 #include "streamkm.h"
 #include "synth.h"
@@ -17,6 +18,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char usage[] =
     "usage: {prog} streamkm INPUT -k K [options]\n"
@@ -75,32 +77,43 @@ static int write_kept(const char *path, const skm_result *res) {
   return rc;
 }
 
+/* One run of the protocol: streaming k-means over the whole stream; the last run's result stays. */
+typedef struct {
+  const pc_stream *src;
+  const skm_params *params;
+  float *centres;
+  skm_result res;
+} streamkm_run_ctx;
+
+static int streamkm_once(void *ctx, int run, pc_sample *s) {
+  _Static_assert((int)SKM_NPHASES <= (int)PC_RUN_MAX_PHASES, "the run protocol holds the phases");
+  streamkm_run_ctx *c = ctx;
+  (void)run;
+  skm_result_free(&c->res);
+  if (skm_run(c->src, c->params, c->centres, &c->res) != 0) return -1;
+  s->total_s = c->res.total_s;
+  memcpy(s->phase_s, c->res.phase_s, sizeof c->res.phase_s);
+  return 0;
+}
+
 int pc_cmd_streamkm(int argc, char **argv) {
   streamkm_opts o = {0, 0, 0, 0, NULL, NULL, NULL};
   pc_common_opts c;
   pc_cli_parse("streamkm", argc, argv, own_options, "k:", handle_option, &o, usage, &c);
   if (o.k == 0) pc_die(PC_EXIT_USAGE, "streamkm: -k K is required");
 
-  pc_device_info dev;
-  pc_device_init(c.allow_host, c.threads, &dev);
+  pc_run r;
+  pc_run_start(&r, "streamkm", &c);
   pc_stream_input in;
   if (pc_stream_open(c.input, c.raw_n, c.raw_d, &in) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   const pc_stream *src = &in.stream;
   const size_t n = src->n, d = src->d, k = (size_t)o.k;
+  pc_run_input(&r, in.generated, n, d, in.loaded.header_line, in.load_s);
   const skm_params params = {(int)o.k, (size_t)o.chunk_size, (int)o.repetitions, (int)o.search_arity, c.seed};
 
-  float *centres = pc_xalloc(k, d * sizeof *centres, "centres");
-  double *totals = pc_xalloc((size_t)c.repeat, sizeof *totals, "run times");
-  double *phases[SKM_NPHASES];
-  for (int p = 0; p < SKM_NPHASES; p++) phases[p] = pc_xalloc((size_t)c.repeat, sizeof(double), "phase times");
-  skm_result res = {0};
-  for (int run = -c.warmup; run < c.repeat; run++) {
-    skm_result_free(&res);
-    if (skm_run(src, &params, centres, &res) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-    if (run < 0) continue;
-    totals[run] = res.total_s;
-    for (int p = 0; p < SKM_NPHASES; p++) phases[p][run] = res.phase_s[p];
-  }
+  streamkm_run_ctx run = {src, &params, pc_xalloc(k, d * sizeof(float), "centres"), {0}};
+  pc_run_repeat(&r, skm_phase_names, SKM_NPHASES, 0, streamkm_once, &run);
+  const skm_result *res = &run.res;
 
   /* The second pass, for labels and for the cost the report gives. */
   const int assign = o.labels_path || c.report;
@@ -108,49 +121,38 @@ int pc_cmd_streamkm(int argc, char **argv) {
   double cost = 0.0, assign_s = 0.0;
   if (assign) {
     const double t0 = pc_now();
-    if (skm_assign(src, centres, (int)k, res.chunk_size, labels, &cost) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    if (skm_assign(src, run.centres, (int)k, res->chunk_size, labels, &cost) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     assign_s = pc_now() - t0;
   }
 
-  if (o.centres_path && pc_write_matrix(o.centres_path, centres, k, d) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  if (o.centres_path && pc_write_matrix(o.centres_path, run.centres, k, d) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   if (o.labels_path && pc_write_labels(o.labels_path, labels, n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-  if (o.kept_path && write_kept(o.kept_path, &res) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-  pc_stats total = pc_stats_of(totals, (size_t)c.repeat);
-  if (c.report) {
-    pc_json j;
-    pc_json_run_header(&j, "streamkm", &dev, c.input, in.generated, n, d, in.loaded.header_line);
-    pc_json_int(&j, "k", (long long)k);
-    pc_json_object(&j, "params");
-    pc_json_int(&j, "seed", (long long)c.seed);
-    pc_json_int(&j, "chunk_size", (long long)res.chunk_size);
-    pc_json_int(&j, "repetitions", res.repetitions);
-    pc_json_int(&j, "draws_per_round", res.draws_per_round);
-    pc_json_int(&j, "search_arity", res.search_arity);
-    pc_json_end_object(&j);
-    pc_json_int(&j, "chunks", (long long)res.chunks);
-    pc_json_int(&j, "kept", (long long)res.kept);
-    pc_json_num(&j, "cost", cost);
-    pc_json_timing_begin(&j, c.repeat, c.warmup, in.load_s);
-    pc_json_stats(&j, "total_s", total);
-    pc_json_phase_stats(&j, skm_phase_names, SKM_NPHASES, phases, c.repeat);
-    pc_json_num(&j, "assign_s", assign_s);
-    pc_json_end_object(&j);
-    pc_json_runs(&j, skm_phase_names, SKM_NPHASES, phases, totals, NULL, c.repeat);
-    pc_json_finish(&j, c.report);
+  if (o.kept_path && write_kept(o.kept_path, res) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  pc_json *j = pc_run_report(&r);
+  if (j) {
+    pc_json_int(j, "k", (long long)k);
+    pc_json_object(j, "params");
+    pc_json_int(j, "seed", (long long)c.seed);
+    pc_json_int(j, "chunk_size", (long long)res->chunk_size);
+    pc_json_int(j, "repetitions", res->repetitions);
+    pc_json_int(j, "draws_per_round", res->draws_per_round);
+    pc_json_int(j, "search_arity", res->search_arity);
+    pc_json_end_object(j);
+    pc_json_int(j, "chunks", (long long)res->chunks);
+    pc_json_int(j, "kept", (long long)res->kept);
+    pc_json_num(j, "cost", cost);
+    pc_run_timing_begin(&r);
+    pc_json_num(j, "assign_s", assign_s);
+    pc_run_timing_end(&r);
   }
-  if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-  if (!c.quiet) {
-    fprintf(stderr, "streamkm [%s, %s]: n=%zu d=%zu%s k=%zu: %zu chunks of %zu, %d runs each, %zu points kept; run %.4g s median of %d",
-            pc_build_variant(), dev.where, n, d, pc_header_note(NULL, in.loaded.header_line), k, res.chunks, res.chunk_size,
-            res.repetitions, res.kept, total.median, c.repeat);
-    if (assign) fprintf(stderr, "; cost %.10g", cost);
-    fputc('\n', stderr);
-  }
-  for (int p = 0; p < SKM_NPHASES; p++) free(phases[p]);
-  skm_result_free(&res);
-  free(totals);
+  char what[256], tail[64] = "";
+  snprintf(what, sizeof what, "k=%zu: %zu chunks of %zu, %d runs each, %zu points kept", k, res->chunks, res->chunk_size,
+           res->repetitions, res->kept);
+  if (assign) snprintf(tail, sizeof tail, "; cost %.10g", cost);
+  pc_run_finish(&r, what, tail);
+  skm_result_free(&run.res);
   free(labels);
-  free(centres);
+  free(run.centres);
   pc_points_free(&in.loaded);
   return PC_EXIT_OK;
 }
