@@ -40,7 +40,14 @@ BASE_CFLAGS := -std=gnu11 $(OPT) -march=$(HOST_ARCH) $(WARNINGS)
 INCLUDES_common     := -Icommon
 INCLUDES_algorithms := -Icommon -Ialgorithms
 INCLUDES_cli        := -Icommon -Ialgorithms -Icli
-SOURCES := $(wildcard common/*.c) $(wildcard algorithms/*.c) $(wildcard cli/*.c)
+# The tuned kernels behind the seams algorithms/kmeans_tuned.h and kmeanspp_tuned.h: each
+# variant links the files its toolchain lists in TUNED_<variant> (variants/clang.mk, gcc.mk) and,
+# for a seam it lists none for, that seam's <seam>_no_tuned.c (the portable loops then run).
+TUNED_SEAMS := kmeans kmeanspp
+TUNED_ALL := algorithms/kmeans_assign_cpu.c algorithms/kmeans_assign_gpu.c algorithms/kmeanspp_gpu.c \
+             $(foreach s,$(TUNED_SEAMS),algorithms/$(s)_no_tuned.c)
+SOURCES := $(wildcard common/*.c) $(filter-out $(TUNED_ALL),$(wildcard algorithms/*.c)) $(wildcard cli/*.c)
+tuned_of = $(TUNED_$(1)) $(foreach s,$(TUNED_SEAMS),$(if $(filter algorithms/$(s)_%,$(TUNED_$(1))),,algorithms/$(s)_no_tuned.c))
 VERSION := $(strip $(file < VERSION))
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 
@@ -50,10 +57,11 @@ all: build
 build: $(foreach v,$(VARIANTS),bin/pragmaclust-$(v))
 
 # One set of rules per variant: build/<v>/*.o from the same sources, bin/pragmaclust-<v>.
-# $(1) variant name (flags in CFLAGS_$(1), LDFLAGS_$(1)), $(2) its -D define, $(3) extra prerequisites.
+# $(1) variant name (flags in CFLAGS_$(1), LDFLAGS_$(1)), $(2) its -D define, $(3) extra prerequisites,
+# $(4) the variant whose tuned kernels it links.
 define variant_rules
 CFLAGS_ALL_$(1) = $(BASE_CFLAGS) $(2) $$(CFLAGS_$(1)) -Ibuild/$(1)
-OBJECTS_$(1) := $(patsubst %.c,build/$(1)/%.o,$(notdir $(SOURCES)))
+OBJECTS_$(1) := $(patsubst %.c,build/$(1)/%.o,$(notdir $(SOURCES) $(call tuned_of,$(4))))
 build/$(1)/buildinfo.h: FORCE
 	@mkdir -p $$(@D)
 	@printf '#define PC_BUILD_COMPILER "%s"\n#define PC_BUILD_FLAGS "%s"\n#define PC_BUILD_COMMIT "%s"\n#define PC_BUILD_VERSION "%s"\n' \
@@ -82,10 +90,10 @@ build/gpu/toolchain.ok: variants/check-toolchain.sh | build/gpu
 # AddressSanitizer + UndefinedBehaviorSanitizer build of the seq variant (used by make test).
 CFLAGS_seq-asan  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 LDFLAGS_seq-asan := -fsanitize=address,undefined
-$(eval $(call variant_rules,seq,-DPC_VARIANT_SEQ))
-$(eval $(call variant_rules,omp,-DPC_VARIANT_OMP))
-$(eval $(call variant_rules,gpu,-DPC_VARIANT_GPU,build/gpu/toolchain.ok))
-$(eval $(call variant_rules,seq-asan,-DPC_VARIANT_SEQ))
+$(eval $(call variant_rules,seq,-DPC_VARIANT_SEQ,,seq))
+$(eval $(call variant_rules,omp,-DPC_VARIANT_OMP,,omp))
+$(eval $(call variant_rules,gpu,-DPC_VARIANT_GPU,build/gpu/toolchain.ok,gpu))
+$(eval $(call variant_rules,seq-asan,-DPC_VARIANT_SEQ,,seq))
 
 info:
 	@$(foreach v,$(VARIANTS),echo "[$(v)]"; echo "  compiler: $$($(CC) --version | head -1) ($(CC))"; \

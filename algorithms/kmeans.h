@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+#include "device.h"
+
 typedef enum { KM_UPDATE_DEVICE, KM_UPDATE_HOST } km_update_where;
 
 /* How the assign step computes distances. KM_DISTANCE_DIRECT (the program's default):
@@ -22,8 +24,8 @@ typedef enum { KM_UPDATE_DEVICE, KM_UPDATE_HOST } km_update_where;
  * float32 or on TF32 tensor cores (inputs rounded to 10-bit mantissas, as PyTorch with
  * allow_tf32); other builds, or a gpu run on the host, fail with a message. KM_DISTANCE_DOT_3XTF32
  * (gpu variant on a GPU only, likewise): the dot form with x.c from the TF32 tensor cores, each
- * float split into two TF32 parts ("3xTF32"), about as accurate as float32 (kmeans.c,
- * km_assign_mma). */
+ * float split into two TF32 parts ("3xTF32"), about as accurate as float32
+ * (kmeans_assign_gpu.c, km_assign_mma; the tuned kernels only). */
 typedef enum {
   KM_DISTANCE_DIRECT,
   KM_DISTANCE_DOT,
@@ -47,6 +49,7 @@ typedef struct {
   double tol;           /* also stop when the summed squared centroid shift <= tol (< 0: off) */
   km_update_where update;
   km_distance distance;
+  pc_kernels kernels;     /* the assign step's: tuned (kmeans_tuned.h) or portable; the same labels */
 } km_params;
 
 typedef struct {
@@ -57,7 +60,8 @@ typedef struct {
   double phase_s[KM_NPHASES];
   double total_s;        /* whole run: h2d, iterations, d2h */
   double *iteration_s;   /* max_iter entries (caller-owned): time of each iteration */
-  int splits;            /* ranges the centroids were split into per point (GPU: small n) */
+  int splits;            /* ranges the centroids were split into per point (tuned GPU kernels: small n) */
+  const char *kernels;   /* the assign kernels that ran: "portable", "cublas" or the tuned ones' name */
   const char *update_sums; /* how the update step summed the clusters: "whole-clusters",
                               "by-dimension", "shared" (kmeans.c, km_plan_update) or "host" */
 } km_result;

@@ -18,6 +18,7 @@
  */
 #include "kmeanspp.h"
 #include "device.h"
+#include "kmeanspp_tuned.h"
 #include "par.h"
 #include "scan.h"
 #include "synth.h"
@@ -27,10 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Neighbouring points a work item of the generic distance loops takes. The CPU steps through
+/* Neighbouring points a work item of the portable distance loops takes. The CPU steps through
  * KMPP_LANES points at once, so the loop over them becomes SIMD instructions (each point's sum
- * still runs over the dimensions in order: the same bits); a GPU thread takes one (for
- * d <= KMPP_REG_DIMS its point sits in registers instead: kmpp_point_picks). */
+ * still runs over the dimensions in order: the same bits); a GPU thread takes one. */
 #ifndef KMPP_LANES
 #if defined(PC_VARIANT_GPU)
 #define KMPP_LANES 1
@@ -39,31 +39,25 @@
 #endif
 #endif
 
-/* Points a team of the distance pass takes (a multiple of PC_SCAN_BLOCK: each thread of the
- * team's last step sums one block of the scan). */
-#ifndef KMPP_TEAM_POINTS
-#define KMPP_TEAM_POINTS (8 * PC_SCAN_BLOCK)
+/* Threads of a team of the portable masses pass on the GPU. */
+#ifndef KMPP_PORTABLE_THREADS
+#define KMPP_PORTABLE_THREADS 128
 #endif
 
-/* Unrolling on the GPU (the CPU leaves both loops to the compiler): the loop over dimensions of
- * a distance not by default (unrolled by 4 the pass took 164 registers a thread, one team per
- * SM), the serial in-block sums at the end of the masses pass by 8 (on an H100 the distance
- * phase of 16 chunks of 65536 points, k = 64, fell from 0.257 to 0.224 s). */
+/* Unrolling on the GPU (the CPU leaves the loops to the compiler): the loop over dimensions of a
+ * distance not by default (unrolled by 4 the pass took 164 registers a thread, one team per SM),
+ * the serial sums (the offsets of the picks, and of the masses: kmpp_block_prefix) by
+ * KMPP_UNROLL_TAIL. */
 #if defined(PC_VARIANT_GPU)
 #ifndef KMPP_UNROLL_DIMS
 #define KMPP_UNROLL_DIMS 1
 #endif
-#define KMPP_UNROLL(count) PC_PRAGMA(clang loop unroll_count(count))
-#define KMPP_DIMENSION_LOOP KMPP_UNROLL(KMPP_UNROLL_DIMS)
-#ifndef KMPP_UNROLL_TAIL
-#define KMPP_UNROLL_TAIL 8
-#endif
-#define KMPP_TAIL_LOOP KMPP_UNROLL(KMPP_UNROLL_TAIL)
+#define KMPP_UNROLL(count) PC_UNROLL_BY(count)
 #else
 #define KMPP_UNROLL(count)
-#define KMPP_DIMENSION_LOOP
-#define KMPP_TAIL_LOOP
 #endif
+#define KMPP_DIMENSION_LOOP KMPP_UNROLL(KMPP_UNROLL_DIMS)
+#define KMPP_TAIL_LOOP KMPP_UNROLL(KMPP_UNROLL_TAIL)
 
 static size_t kmpp_blocks(size_t n) { return (n + PC_SCAN_BLOCK - 1) / PC_SCAN_BLOCK; }
 
@@ -91,6 +85,7 @@ int kmpp_sampler_open(kmpp_sampler *s, size_t capacity, int runs, int rounds, in
   s->rounds = rounds;
   s->draws = draws;
   s->search_arity = KMPP_SEARCH_ARITY;
+  s->kernels = PC_KERNELS_TUNED;
   DEV_ENTER(map(alloc : s->dist[0 : points], s->wheel[0 : points], s->block_sums[0 : blocks],
                 s->offsets[0 : blocks + (size_t)runs], s->uniforms[0 : picks],
                 s->chosen[0 : picks]))
@@ -258,169 +253,14 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
   }
 }
 
-#if defined(PC_VARIANT_GPU)
-/* The GPU's exception in both distance passes, for d <= KMPP_REG_DIMS: a thread loads its
- * point once into registers, the team first copies the chosen points it compares them with to
- * team-local memory (KMPP_REG_DIMS values each, zero beyond d), and every thread reads them from
- * there. Without it a thread re-read its point for every chosen one and each chosen point's
- * address came from a load of its index. (Two points a thread were no faster: H200, 0.176
- * against 0.174 s.) */
-#ifndef KMPP_REG_DIMS
-#define KMPP_REG_DIMS 8
-#endif
-/* Chosen points a team stages at a time: all of a round's draws in the masses pass (more draws
- * than this take the generic loop), a tile of the kept run's points in kmpp_nearest. */
-#ifndef KMPP_STAGE_PICKS
-#define KMPP_STAGE_PICKS 32
-#endif
-/* Threads of a team of the masses pass: 128 took 5% less time than 256 on an H100. */
-#ifndef KMPP_MASSES_THREADS
-#define KMPP_MASSES_THREADS 128
-#endif
-/* Registers of a thread of the masses pass: the kernel declares teams of KMPP_MASSES_BOUND
- * threads (launch_bounds), so that ptxas fits it in 65536 / KMPP_MASSES_BOUND registers, while
- * the thread limit, given at run time, keeps teams of KMPP_MASSES_THREADS. 640: 96 registers,
- * five teams of 128 an SM (16 chunks of 65536, k = 64, d = 8, distance phase: on an H200 with
- * branch-free distances 0.201 s at 768 (80 registers, where ptxas ran the loads and sums of a
- * chosen point one after another), 0.174 s at 640, 0.183 s at 512; with the next point loaded
- * ahead 0.159, 0.157 and 0.156 s). 0: the bound is the limit. */
-#ifndef KMPP_MASSES_BOUND
-#define KMPP_MASSES_BOUND 640
-#endif
-#if KMPP_MASSES_BOUND > 0
-static int kmpp_masses_threads = KMPP_MASSES_THREADS; /* not a constant: a constant limit would size the kernel */
-#define KMPP_MASSES_LIMIT                                                                                             \
-  thread_limit(kmpp_masses_threads) ompx_attribute(__attribute__((launch_bounds(KMPP_MASSES_BOUND))))
-#else
-#define KMPP_MASSES_LIMIT thread_limit(KMPP_MASSES_THREADS)
-#endif
-#ifndef KMPP_NEAREST_TILE
-#define KMPP_NEAREST_TILE 128
-#endif
-/* Points a team of kmpp_nearest takes (a thread each): small, since a
- * chunk has only about 65536 points to spread over the GPU. */
-#ifndef KMPP_NEAREST_POINTS
-#define KMPP_NEAREST_POINTS 256
-#endif
-DEV_FUNCS_BEGIN
-/* Value v of a team's staged copy of chosen points: coordinate v % KMPP_REG_DIMS of point
- * picked[v / KMPP_REG_DIMS], or 0 beyond d. */
-static inline double kmpp_staged_value(const double *x, const long *picked, size_t v, size_t d, size_t ps, size_t ds) {
-  const size_t q = v / KMPP_REG_DIMS, j = v % KMPP_REG_DIMS;
-  return j < d ? x[(size_t)picked[q] * ps + j * ds] : 0.0;
-}
-
-/* *best = s and, with at, *at = index, when s is lower (strictly: ties keep the earlier one). */
-static inline __attribute__((always_inline)) void kmpp_lower(double s, double *best, int *at, int index) {
-  if (s < *best) {
-    *best = s;
-    if (at) *at = index;
-  }
-}
-
-/* A point's values xi (in registers) against the staged chosen points staged[q * KMPP_REG_DIMS
- * ..], q < count: *best = min(*best, D^2), summed in double in dimension order as the generic
- * loops sum it (the same bits); with at != NULL, *at = first + q of the chosen point that last
- * lowered *best (strictly: ties keep the earlier one). Two chosen points at a time, their sums
- * interleaved. `dims`, the data's d, is a constant wherever this is inlined (KMPP_SWITCH_DIMS),
- * so that a chosen point costs straight-line code: its values' loads, a subtraction and a
- * multiply-add per dimension (with d a run-time bound each dimension was a branch of its own
- * around one scalar load: H100, k = 64, d = 8, 101.7M instructions a masses pass for 32.4M in
- * double). */
-static inline __attribute__((always_inline)) void kmpp_point_picks(const double *xi, const size_t dims,
-                                                                   const double *restrict staged, int count,
-                                                                   double *best, int *at, int first) {
-  int q = 0;
-  KMPP_UNROLL(1)
-  for (; q + 2 <= count; q += 2) {
-    const double *c0 = __builtin_assume_aligned(staged + (size_t)q * KMPP_REG_DIMS, 64), *c1 = c0 + KMPP_REG_DIMS;
-    double s0 = 0.0, s1 = 0.0;
-    KMPP_UNROLL(KMPP_REG_DIMS)
-    for (size_t j = 0; j < dims; j++) {
-      const double diff0 = xi[j] - c0[j], diff1 = xi[j] - c1[j];
-      s0 += diff0 * diff0;
-      s1 += diff1 * diff1;
-    }
-    kmpp_lower(s0, best, at, first + q);
-    kmpp_lower(s1, best, at, first + q + 1);
-  }
-  if (q < count) { /* an odd last one */
-    const double *c = staged + (size_t)q * KMPP_REG_DIMS;
-    double s2 = 0.0;
-    KMPP_UNROLL(KMPP_REG_DIMS)
-    for (size_t j = 0; j < dims; j++) {
-      const double diff = xi[j] - c[j];
-      s2 += diff * diff;
-    }
-    kmpp_lower(s2, best, at, first + q);
-  }
-}
-
-/* The masses pass (kmpp_masses) by one thread with its points in registers: points first,
- * first + step, ... below end (team-local masses at mass[i - begin]; `fresh`: the round has
- * chosen points, else D^2 stays infinite and the mass is the weight). A point's values,
- * distance and weight are loaded while the one before is compared, so that the thread does not
- * wait for memory at every point. */
-static inline __attribute__((always_inline)) void
-kmpp_masses_span(const double *restrict x, size_t first, size_t end, size_t step, const size_t dims, size_t ps,
-                 size_t ds, const double *restrict staged, int count, double *restrict dist_e,
-                 const float *restrict w, double *restrict mass, size_t begin, int fresh) {
-  if (first >= end) return;
-  double xi[KMPP_REG_DIMS];
-  KMPP_UNROLL(KMPP_REG_DIMS)
-  for (size_t j = 0; j < dims; j++) xi[j] = x[first * ps + j * ds];
-  double best = fresh ? dist_e[first] : INFINITY;
-  float wi = w[first];
-  for (size_t i = first; i < end; i += step) {
-    const size_t next = i + step < end ? i + step : i; /* the last one loads its own point again */
-    double xn[KMPP_REG_DIMS];
-    KMPP_UNROLL(KMPP_REG_DIMS)
-    for (size_t j = 0; j < dims; j++) xn[j] = x[next * ps + j * ds];
-    const double best_next = fresh ? dist_e[next] : INFINITY;
-    const float w_next = w[next];
-    kmpp_point_picks(xi, dims, staged, count, &best, NULL, 0);
-    dist_e[i] = best;
-    mass[i - begin] = !fresh ? (double)wi : wi == 0.0f ? 0.0 : (double)wi * best;
-    KMPP_UNROLL(KMPP_REG_DIMS)
-    for (size_t j = 0; j < dims; j++) xi[j] = xn[j];
-    best = best_next;
-    wi = w_next;
-  }
-}
-
-/* kmpp_nearest's: point i against the staged chosen points first .. first + count - 1. */
-static inline __attribute__((always_inline)) void kmpp_nearest_point(const double *restrict x, size_t i,
-                                                                     const size_t dims, size_t ps, size_t ds,
-                                                                     const double *restrict staged, int count,
-                                                                     double *best, int *at, int first) {
-  double xi[KMPP_REG_DIMS];
-  KMPP_UNROLL(KMPP_REG_DIMS)
-  for (size_t j = 0; j < dims; j++) xi[j] = x[i * ps + j * ds];
-  kmpp_point_picks(xi, dims, staged, count, best, at, first);
-}
-
-/* CALL(dims) with dims the constant d, for d = 1 .. KMPP_REG_DIMS. */
-#define KMPP_SWITCH_DIMS(d, CALL)                                                                                     \
-  switch (d) {                                                                                                        \
-  case 1: CALL(1); break;                                                                                             \
-  case 2: CALL(2); break;                                                                                             \
-  case 3: CALL(3); break;                                                                                             \
-  case 4: CALL(4); break;                                                                                             \
-  case 5: CALL(5); break;                                                                                             \
-  case 6: CALL(6); break;                                                                                             \
-  case 7: CALL(7); break;                                                                                             \
-  case 8: CALL(8); break;                                                                                             \
-  }
-_Static_assert(KMPP_REG_DIMS == 8, "KMPP_SWITCH_DIMS: one case per d up to KMPP_REG_DIMS");
-DEV_FUNCS_END
-#endif
-
 /* Pass 1 of a round, every run: D(i)^2 against the run's points fresh[e * stride ..] of the
  * previous round (fresh NULL: the first round, masses = weights), the masses w_i D(i)^2, their
  * prefix sums within each block of the scan and the blocks' totals. A team takes
  * KMPP_TEAM_POINTS points of one run: its threads share the distances, then each of its
  * KMPP_TEAM_POINTS / PC_SCAN_BLOCK blocks is summed in order by one thread. */
 static void kmpp_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh, size_t stride) {
+  const kmpp_tuned_kernels *tuned = s->kernels == PC_KERNELS_TUNED ? kmpp_tuned() : NULL;
+  if (tuned && tuned->masses(p, s, fresh, stride)) return;
   const double *x = p->x;
   const float *w = p->w;
   const size_t n = p->n, d = p->d, ps = p->point_stride, ds = p->dim_stride;
@@ -428,7 +268,7 @@ static void kmpp_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh
   const size_t teams = spans * (size_t)s->runs;
   const int draws = s->draws;
   double *dist = s->dist, *wheel = s->wheel, *block_sums = s->block_sums;
-  PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams((int)teams)) KMPP_MASSES_LIMIT))
+  PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams((int)teams)) thread_limit(KMPP_PORTABLE_THREADS)))
   for (size_t t = 0; t < teams; t++) {
     const size_t e = t / spans, begin = (t % spans) * KMPP_TEAM_POINTS;
     const size_t end = begin + KMPP_TEAM_POINTS < n ? begin + KMPP_TEAM_POINTS : n;
@@ -437,64 +277,34 @@ static void kmpp_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh
     double *dist_e = dist + e * n;
     double mass[KMPP_TEAM_POINTS];
     TEAM_LOCAL(mass)
-#if defined(PC_VARIANT_GPU) /* exception: points in registers, the round's points staged (kmpp_masses_span) */
-    double staged[KMPP_STAGE_PICKS * KMPP_REG_DIMS] __attribute__((aligned(64)));
-    TEAM_LOCAL(staged)
-    const int in_registers = d <= KMPP_REG_DIMS && count <= KMPP_STAGE_PICKS;
-    const size_t staged_values = in_registers ? (size_t)count * KMPP_REG_DIMS : 0;
     TEAM_PAR_FOR()
-    for (size_t v = 0; v < staged_values; v++) staged[v] = kmpp_staged_value(x, picked, v, d, ps, ds);
-#endif
-#if defined(PC_VARIANT_GPU)
-    if (in_registers) { /* thread `first` takes points first, first + KMPP_MASSES_THREADS, ... */
-      TEAM_PAR_FOR()
-      for (size_t first = begin; first < begin + KMPP_MASSES_THREADS; first++) {
-#define KMPP_MASSES_SPAN(dims)                                                                                        \
-  kmpp_masses_span(x, first, end, KMPP_MASSES_THREADS, dims, ps, ds, staged, count, dist_e, w, mass, begin, picked != NULL)
-        KMPP_SWITCH_DIMS(d, KMPP_MASSES_SPAN)
-#undef KMPP_MASSES_SPAN
-      }
-    } else
-#endif
-    {
-      TEAM_PAR_FOR()
-      for (size_t i0 = begin; i0 < end; i0 += KMPP_LANES) {
-        const size_t lanes = end - i0 < KMPP_LANES ? end - i0 : KMPP_LANES;
-        double best[KMPP_LANES];
-        for (size_t l = 0; l < KMPP_LANES; l++) best[l] = picked && l < lanes ? dist_e[i0 + l] : INFINITY;
-        for (int q = 0; q < count; q++) {
-          const size_t c = (size_t)picked[q];
-          double s2[KMPP_LANES] = {0.0};
-          KMPP_DIMENSION_LOOP
-          for (size_t j = 0; j < d; j++) {
-            const double cj = x[c * ps + j * ds];
-            for (size_t l = 0; l < KMPP_LANES; l++) { /* a short last step re-reads its first point */
-              const double diff = x[(i0 + (l < lanes ? l : 0)) * ps + j * ds] - cj;
-              s2[l] += diff * diff;
-            }
+    for (size_t i0 = begin; i0 < end; i0 += KMPP_LANES) {
+      const size_t lanes = end - i0 < KMPP_LANES ? end - i0 : KMPP_LANES;
+      double best[KMPP_LANES];
+      for (size_t l = 0; l < KMPP_LANES; l++) best[l] = picked && l < lanes ? dist_e[i0 + l] : INFINITY;
+      for (int q = 0; q < count; q++) {
+        const size_t c = (size_t)picked[q];
+        double s2[KMPP_LANES] = {0.0};
+        KMPP_DIMENSION_LOOP
+        for (size_t j = 0; j < d; j++) {
+          const double cj = x[c * ps + j * ds];
+          for (size_t l = 0; l < KMPP_LANES; l++) { /* a short last step re-reads its first point */
+            const double diff = x[(i0 + (l < lanes ? l : 0)) * ps + j * ds] - cj;
+            s2[l] += diff * diff;
           }
-          for (size_t l = 0; l < KMPP_LANES; l++)
-            if (s2[l] < best[l]) best[l] = s2[l];
         }
-        for (size_t l = 0; l < lanes; l++) {
-          const size_t i = i0 + l;
-          dist_e[i] = best[l];
-          mass[i - begin] = !picked ? (double)w[i] : w[i] == 0.0f ? 0.0 : (double)w[i] * best[l];
-        }
+        for (size_t l = 0; l < KMPP_LANES; l++)
+          if (s2[l] < best[l]) best[l] = s2[l];
+      }
+      for (size_t l = 0; l < lanes; l++) {
+        const size_t i = i0 + l;
+        dist_e[i] = best[l];
+        mass[i - begin] = !picked ? (double)w[i] : w[i] == 0.0f ? 0.0 : (double)w[i] * best[l];
       }
     }
     TEAM_PAR_FOR()
-    for (size_t b = begin / PC_SCAN_BLOCK; b < (end - 1) / PC_SCAN_BLOCK + 1; b++) {
-      const size_t lo = b * PC_SCAN_BLOCK, hi = lo + PC_SCAN_BLOCK < end ? lo + PC_SCAN_BLOCK : end;
-      double running = 0.0; /* in order: the scan's additions */
-      KMPP_TAIL_LOOP
-      for (size_t i = lo; i < hi; i++) {
-        const double v = mass[i - begin];
-        wheel[e * n + i] = running;
-        running += v;
-      }
-      block_sums[e * blocks + b] = running;
-    }
+    for (size_t b = begin / PC_SCAN_BLOCK; b < (end - 1) / PC_SCAN_BLOCK + 1; b++)
+      kmpp_block_prefix(mass, begin, end, b, wheel + e * n, block_sums + e * blocks);
   }
 }
 
@@ -545,54 +355,12 @@ size_t kmpp_chosen_row(const kmpp_sampler *s, int run, size_t *chosen) {
   return count;
 }
 
-#if defined(PC_VARIANT_GPU)
-/* kmpp_nearest's GPU exception (d <= KMPP_REG_DIMS): a team takes KMPP_NEAREST_POINTS points
- * and compares them with the chosen points KMPP_NEAREST_TILE at a time, staged in team-local
- * memory; between tiles each point's best distance and position wait in team-local memory. */
-static void kmpp_nearest_in_registers(const kmpp_points *p, const long *row, size_t count, int *nearest) {
-  const double *x = p->x;
-  const size_t n = p->n, d = p->d, ps = p->point_stride, ds = p->dim_stride;
-  const size_t teams = (n + KMPP_NEAREST_POINTS - 1) / KMPP_NEAREST_POINTS;
-  PAR_TEAMS_FOR(num_teams(pc_device_teams((int)teams)) thread_limit(KMPP_NEAREST_POINTS))
-  for (size_t t = 0; t < teams; t++) {
-    const size_t begin = t * KMPP_NEAREST_POINTS, end = begin + KMPP_NEAREST_POINTS < n ? begin + KMPP_NEAREST_POINTS : n;
-    double staged[KMPP_NEAREST_TILE * KMPP_REG_DIMS] __attribute__((aligned(64))), best[KMPP_NEAREST_POINTS];
-    int at[KMPP_NEAREST_POINTS];
-    TEAM_LOCAL(staged)
-    TEAM_LOCAL(best)
-    TEAM_LOCAL(at)
-    for (size_t first = 0; first < count; first += KMPP_NEAREST_TILE) {
-      const size_t tile = count - first < KMPP_NEAREST_TILE ? count - first : KMPP_NEAREST_TILE;
-      TEAM_PAR_FOR()
-      for (size_t v = 0; v < tile * KMPP_REG_DIMS; v++) staged[v] = kmpp_staged_value(x, row + first, v, d, ps, ds);
-      TEAM_PAR_FOR()
-      for (size_t i = begin; i < end; i++) {
-        const size_t slot = i - begin;
-        double point_best = first ? best[slot] : INFINITY;
-        int point_at = first ? at[slot] : 0;
-#define KMPP_NEAREST_POINT(dims) kmpp_nearest_point(x, i, dims, ps, ds, staged, (int)tile, &point_best, &point_at, (int)first)
-        KMPP_SWITCH_DIMS(d, KMPP_NEAREST_POINT)
-#undef KMPP_NEAREST_POINT
-        best[slot] = point_best;
-        at[slot] = point_at;
-      }
-    }
-    TEAM_PAR_FOR()
-    for (size_t i = begin; i < end; i++) nearest[i] = count ? at[i - begin] : 0;
-  }
-}
-#endif
-
 void kmpp_nearest(const kmpp_points *p, const kmpp_sampler *s, int run, size_t count, int *nearest) {
   const double *x = p->x;
   const size_t n = p->n, d = p->d, ps = p->point_stride, ds = p->dim_stride;
   const long *row = s->chosen + (size_t)run * (size_t)s->rounds * (size_t)s->draws;
-#if defined(PC_VARIANT_GPU)
-  if (d <= KMPP_REG_DIMS) {
-    kmpp_nearest_in_registers(p, row, count, nearest);
-    return;
-  }
-#endif
+  const kmpp_tuned_kernels *tuned = s->kernels == PC_KERNELS_TUNED ? kmpp_tuned() : NULL;
+  if (tuned && tuned->nearest(p, row, count, nearest)) return;
   PAR_FOR() /* KMPP_LANES points per step, as in kmpp_masses */
   for (size_t i0 = 0; i0 < n; i0 += KMPP_LANES) {
     const size_t lanes = n - i0 < KMPP_LANES ? n - i0 : KMPP_LANES;
@@ -619,7 +387,8 @@ void kmpp_nearest(const kmpp_points *p, const kmpp_sampler *s, int run, size_t c
   }
 }
 
-int kmpp_seed(const float *x, const float *weights, size_t n, size_t d, int k, uint64_t seed, size_t *chosen) {
+int kmpp_seed(const float *x, const float *weights, size_t n, size_t d, int k, uint64_t seed, pc_kernels kernels,
+              size_t *chosen) {
   if (k < 1 || (size_t)k > n) return pc_fail("k-means++: k = %d is outside [1, %zu]", k, n);
   float *w = pc_try_alloc(n, sizeof *w, "k-means++ point weights");
   double *xd = pc_try_alloc(n, d * sizeof *xd, "k-means++ points in double");
@@ -628,6 +397,7 @@ int kmpp_seed(const float *x, const float *weights, size_t n, size_t d, int k, u
     free(w), free(xd);
     return -1;
   }
+  sampler.kernels = kernels;
   for (size_t i = 0; i < n; i++) w[i] = weights ? weights[i] : 1.0f;
   for (size_t a = 0; a < n * d; a++) xd[a] = (double)x[a];
   const kmpp_points points = {xd, w, n, d, d, 1};

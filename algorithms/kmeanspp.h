@@ -20,12 +20,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device.h"
+
 /* Chooses k distinct rows of x (n x d, row-major); weights (n values >= 0) or NULL for all 1.
  * Works on a double copy of x (8 n d bytes, on the device too in the gpu variant).
  * Writes the row indices, in the order drawn, to chosen[0..k): k rounds of one draw from
- * stream PC_STREAM_KMEANSPP, first_draw 0. Returns 0, or -1 with a pc_fail message when fewer
- * than k points carry weight or distance (duplicates, zero weights). */
-int kmpp_seed(const float *x, const float *weights, size_t n, size_t d, int k, uint64_t seed, size_t *chosen);
+ * stream PC_STREAM_KMEANSPP, first_draw 0, by the `kernels` distance passes (the same rows
+ * either way). Returns 0, or -1 with a pc_fail message when fewer than k points carry weight or
+ * distance (duplicates, zero weights). */
+int kmpp_seed(const float *x, const float *weights, size_t n, size_t d, int k, uint64_t seed, pc_kernels kernels,
+              size_t *chosen);
 
 /* Points as D^2 sampling reads them: feature j of point i at x[i * point_stride + j * dim_stride]
  * (row-major: d, 1; dimension-major: 1, n), in double (the distances are summed in double: no
@@ -56,6 +60,7 @@ typedef struct {
   size_t capacity;
   int runs, rounds, draws;
   int search_arity;   /* kmpp_wheel_pick's arity; kmpp_sampler_open sets KMPP_SEARCH_ARITY */
+  pc_kernels kernels; /* the distance passes' (kmeanspp_tuned.h); kmpp_sampler_open sets tuned */
   double *dist;       /* runs x n: squared distance to the nearest chosen point */
   double *wheel;      /* runs x n: exclusive prefix sums of the masses within each block */
   double *block_sums; /* runs x blocks of PC_SCAN_BLOCK: each block's total mass */

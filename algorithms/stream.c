@@ -123,7 +123,7 @@ static int cluster_into(strm_ctx *c, const float *x, const long *w, size_t n, in
   double t0 = pc_now();
   if (w)
     for (size_t i = 0; i < n; i++) wf[i] = (float)w[i];
-  if (kmpp_seed(x, wf, n, d, (int)k, seed, rows) != 0) {
+  if (kmpp_seed(x, wf, n, d, (int)k, seed, c->p->kernels, rows) != 0) {
     if (final) {
       pc_fail("stream: fewer than k = %zu distinct weighted points remain for the final clustering "
               "(the stream has too few distinct points)", k);
@@ -136,7 +136,7 @@ static int cluster_into(strm_ctx *c, const float *x, const long *w, size_t n, in
   km_transpose(x, n, d, xt);
 
   km_params kp = {.k = (int)k, .max_iter = c->p->max_iter, .fixed_iter = 0, .tol = -1.0, .update = c->p->update,
-                  .distance = KM_DISTANCE_DIRECT};
+                  .distance = KM_DISTANCE_DIRECT, .kernels = c->p->kernels};
   km_result kr = {0};
   if (!w) { /* a raw block: plain Lloyd, all of it in km_run */
     if (km_run(xt, n, d, &kp, cent, labels, &kr) != 0) goto out;

@@ -73,6 +73,7 @@ typedef struct {
   int max_iter;        /* Lloyd passes per k-means, >= 1 */
   km_update_where update;
   uint64_t seed;
+  pc_kernels kernels;  /* of k-means' assign step and of the k-means++ seeding: tuned or portable */
 } strm_params;
 
 typedef struct {

@@ -163,6 +163,7 @@ int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_
       !union_pick || !result->kept_row || !result->kept_weight || kmpp_sampler_open(&sampler, m, repetitions, k, draws) != 0)
     goto done;
   if (params->search_arity) sampler.search_arity = params->search_arity;
+  sampler.kernels = params->kernels;
   result->search_arity = sampler.search_arity;
   for (size_t i = 0; i < m; i++) ones[i] = 1.0f;
 
@@ -197,7 +198,7 @@ int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_
   if (rc == 0 && union_size < (size_t)k)
     rc = pc_fail("streaming k-means: the chunks kept %zu weighted points, fewer than k = %d (the data has fewer than k "
                  "distinct points)", union_size, k);
-  if (rc == 0 && kmpp_seed(union_x, union_w, union_size, d, k, params->seed, union_pick) != 0) {
+  if (rc == 0 && kmpp_seed(union_x, union_w, union_size, d, k, params->seed, params->kernels, union_pick) != 0) {
     char why[256];
     snprintf(why, sizeof why, "%s", pc_last_error());
     rc = pc_fail("streaming k-means on the weighted union of %zu points: %s", union_size, why);

@@ -19,6 +19,7 @@
 #ifndef SKM_STREAMKM_H
 #define SKM_STREAMKM_H
 
+#include "device.h"
 #include "stream_source.h"
 
 #include <stddef.h>
@@ -46,6 +47,7 @@ typedef struct {
   int repetitions;   /* k-means# runs per chunk; 0: ceil(3 ln n) */
   int search_arity;  /* the wheel's search (kmeanspp.h): 2 binary, up to 1024 Okuda's; 0: KMPP_SEARCH_ARITY */
   uint64_t seed;
+  pc_kernels kernels; /* the D^2 sampling's distance passes (kmeanspp_tuned.h): tuned or portable */
 } skm_params;
 
 typedef struct {

@@ -47,7 +47,8 @@ static const char usage[] =
     "  --seed-list S        chains: capacity of each chain's seed list (default 2048; overflow is refilled)\n"
     "  --labels FILE        write labels (.npy -> int32 array, else one per line)\n"
     "common options: --seed, --shape N,D, --threads T, --allow-host, --repeat R, --warmup W,\n"
-    "  --report FILE (JSON: counts of clusters, core, border and noise points, phase times), --quiet\n";
+    "  --report FILE (JSON: counts of clusters, core, border and noise points, phase times), --quiet,\n"
+    "  --kernels tuned|portable (DBSCAN has the portable loops only)\n";
 
 enum { OPT_EPS = 2000, OPT_MIN_PTS, OPT_INDEX, OPT_LABELS, OPT_METHOD, OPT_CHAINS, OPT_SEED_LIST, OPT_LEVELS, OPT_FANOUT };
 static const struct option own_options[] = {

@@ -62,7 +62,8 @@ static const char usage[] =
     "                       value differs); the report gets the recomputation times\n"
     "common options: --seed, --shape N,D, --threads T, --allow-host, --repeat R, --warmup W (runs\n"
     "  without insertions only), --report FILE (JSON: parameters, clusters, distance computations,\n"
-    "  phase times, per-batch times), --quiet\n";
+    "  phase times, per-batch times), --quiet, --kernels tuned|portable (density peaks has the\n"
+    "  portable loops only)\n";
 
 enum {
   OPT_DC = 2000, OPT_DC_PERCENT, OPT_DC_SAMPLES, OPT_PEAKS, OPT_RHO_MIN, OPT_DELTA_MIN, OPT_INDEX, OPT_LABELS,

@@ -53,6 +53,9 @@ static const char usage[] =
     "  --allow-host         let the gpu build run on the host when no GPU is usable (labelled)\n"
     "  --repeat R           timed repetitions (default 1); --warmup W untimed runs first (default 0)\n"
     "  --report FILE        JSON report (parameters, iterations, SSE, phase times, device); - = stdout\n"
+    "  --kernels tuned|portable  the assign step's and the k-means++ seeding's kernels: this build's\n"
+    "                       tuned ones where they exist and apply (default), or the portable OpenMP\n"
+    "                       loops every compiler builds (the same labels)\n"
     "  --quiet              no summary on stderr\n";
 
 enum { OPT_K = 'k', OPT_INIT = 2000, OPT_MAX_ITER, OPT_ITERATIONS, OPT_TOL, OPT_UPDATE, OPT_DISTANCE, OPT_LABELS, OPT_CENTROIDS };
@@ -111,7 +114,8 @@ static float *initial_centroids(const kmeans_opts *o, const pc_common_opts *c, c
   float *init = pc_xalloc(k * d, sizeof *init, "initial centroids");
   if (o->init && !strcmp(o->init, "kmeans++")) {
     size_t *rows = pc_xalloc(k, sizeof *rows, "initial centroid rows");
-    if (kmpp_seed(pts->x, NULL, pts->n, d, (int)k, c->seed, rows) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    if (kmpp_seed(pts->x, NULL, pts->n, d, (int)k, c->seed, c->kernels, rows) != 0)
+      pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     for (size_t r = 0; r < k; r++) memcpy(init + r * d, pts->x + rows[r] * d, d * sizeof *init);
     free(rows);
     return init;
@@ -183,6 +187,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
   if ((size_t)o.k > pts.n) pc_die(PC_EXIT_USAGE, "kmeans: -k %lld is larger than the number of points (%zu)", o.k, pts.n);
   const size_t n = pts.n, d = pts.d, k = (size_t)o.k;
   o.params.k = (int)k;
+  o.params.kernels = c.kernels;
 
   float *init = initial_centroids(&o, &c, &pts);
   /* distances are float32: every centroid stays within the range of the data and the initial ones */
@@ -226,6 +231,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
       pc_json_int(j, "cublas_version", version);
     }
     pc_json_end_object(j);
+    pc_json_str(j, "assign_kernels", res->kernels);
     pc_json_int(j, "centroid_splits", res->splits);
     pc_json_str(j, "update_sums", res->update_sums);
     pc_json_int(j, "iterations", res->iterations);

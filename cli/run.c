@@ -56,6 +56,7 @@ pc_json *pc_run_report(pc_run *r) {
   if (!r->opts->report) return NULL;
   if (!r->reporting) {
     pc_json_run_header(&r->json, r->subcommand, &r->dev, r->input, r->generated, r->n, r->d, r->header_line);
+    pc_json_str(&r->json, "kernels", pc_kernels_names[r->opts->kernels]);
     r->reporting = 1;
   }
   return &r->json;

@@ -68,8 +68,8 @@ void pc_run_repeat(pc_run *r, const char *const *names, int nphases, int has_ite
                    int (*once)(void *ctx, int run, pc_sample *s), void *ctx);
 
 /* The JSON report (with --report), opened with the run header (program, subcommand, build,
- * device, input, n, d, header_skipped): the command adds its parameters and results to it. NULL
- * without --report. */
+ * device, input, n, d, header_skipped, the --kernels asked for): the command adds its parameters
+ * and results to it. NULL without --report. */
 pc_json *pc_run_report(pc_run *r);
 
 /* The report's "timing" object: repeat, warmup, load_s, total_s and phases_s (median, min, max

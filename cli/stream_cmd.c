@@ -43,7 +43,8 @@ static const char usage[] =
     "  --labels FILE        a second pass: each point's nearest centre (0-based), all n points\n"
     "common options: --seed S (default 1), --shape N,D, --threads T, --allow-host, --repeat R,\n"
     "  --warmup W, --report FILE (JSON: sizes, SSE of the points the centres answer for, phase\n"
-    "  times), --quiet\n";
+    "  times), --quiet, --kernels tuned|portable (k-means' assign step and the k-means++ seeding:\n"
+    "  this build's tuned kernels, the default, or the portable loops; the same centres)\n";
 
 enum { OPT_K = 'k', OPT_BLOCK = 2000, OPT_EPSILON, OPT_WINDOW, OPT_QUERY_EVERY, OPT_MAX_ITER, OPT_UPDATE, OPT_CENTRES,
        OPT_LABELS };
@@ -120,6 +121,7 @@ int pc_cmd_stream(int argc, char **argv) {
   const pc_stream *src = &in.stream;
   const size_t n = src->n, d = src->d, k = (size_t)o.k;
   pc_run_input(&r, in.generated, n, d, in.loaded.header_line, in.load_s);
+  o.params.kernels = c.kernels;
   if (k > n) pc_die(PC_EXIT_USAGE, "stream: -k %zu is larger than the number of points (%zu)", k, n);
   /* distances are float32 (k-means): a generator's data is bounded by its spec, a file's by its values */
   const double max_abs = in.generated ? pc_gen_max_abs(&in.spec) : pc_max_abs(in.loaded.x, n * d);

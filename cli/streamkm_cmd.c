@@ -37,7 +37,9 @@ static const char usage[] =
     "  --labels FILE        second pass over the stream: each point's nearest centre (0-based)\n"
     "  --kept FILE          the points each chunk kept: stream row and points served, one per line\n"
     "common options: --seed S (default 1), --shape N,D, --threads T, --allow-host, --repeat R,\n"
-    "  --warmup W, --report FILE (JSON: sizes, cost after a second pass, phase times), --quiet\n";
+    "  --warmup W, --report FILE (JSON: sizes, cost after a second pass, phase times), --quiet,\n"
+    "  --kernels tuned|portable (the D^2 sampling's distance passes: this build's tuned ones, the\n"
+    "  default, or the portable loops; the same centres)\n";
 
 enum { OPT_K = 'k', OPT_CHUNK_SIZE = 2000, OPT_REPETITIONS, OPT_SEARCH_ARITY, OPT_CENTRES, OPT_LABELS, OPT_KEPT };
 static const struct option own_options[] = {
@@ -109,7 +111,7 @@ int pc_cmd_streamkm(int argc, char **argv) {
   const pc_stream *src = &in.stream;
   const size_t n = src->n, d = src->d, k = (size_t)o.k;
   pc_run_input(&r, in.generated, n, d, in.loaded.header_line, in.load_s);
-  const skm_params params = {(int)o.k, (size_t)o.chunk_size, (int)o.repetitions, (int)o.search_arity, c.seed};
+  const skm_params params = {(int)o.k, (size_t)o.chunk_size, (int)o.repetitions, (int)o.search_arity, c.seed, c.kernels};
 
   streamkm_run_ctx run = {src, &params, pc_xalloc(k, d * sizeof(float), "centres"), {0}};
   pc_run_repeat(&r, skm_phase_names, SKM_NPHASES, 0, streamkm_once, &run);

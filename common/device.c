@@ -62,6 +62,8 @@ static void cuda_spin_waits(void) {
 }
 #endif
 
+const char *const pc_kernels_names[2] = {"tuned", "portable"};
+
 static int offloading;
 
 int pc_reduction_teams(size_t n) {

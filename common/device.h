@@ -23,6 +23,13 @@ typedef struct {
 
 void pc_device_init(int allow_host, int threads, pc_device_info *info);
 
+/* Which kernels an algorithm runs where it has two (--kernels): the tuned ones of this build
+ * (the seams algorithms/kmeans_tuned.h and kmeanspp_tuned.h: vendor extensions, kept in files of their own) where they exist and
+ * apply, or the portable loops of the algorithm's main file, standard OpenMP in every variant.
+ * Both give the same results. */
+typedef enum { PC_KERNELS_TUNED, PC_KERNELS_PORTABLE } pc_kernels;
+extern const char *const pc_kernels_names[2]; /* "tuned", "portable" */
+
 /* Teams for a GPU loop of n iterations that carries a reduction: enough for n threads of
  * PC_GPU_THREADS, at most PC_GPU_REDUCTION_TEAMS; 1 when target regions run on the host. */
 int pc_reduction_teams(size_t n);

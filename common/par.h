@@ -121,6 +121,20 @@ static inline int pc_load_sc(int *p) { return __atomic_fetch_or(p, 0, __ATOMIC_S
 static inline void pc_store_sc(int *p, int v) { (void)__atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
 DEV_FUNCS_END
 
+/* Unrolling hints in the spelling of the compiler at hand (not OpenMP directives: OpenMP 5.1's
+ * `unroll` is not in GCC 12): PC_UNROLL unrolls a short loop of constant trip count fully,
+ * PC_UNROLL_BY(n) by n (1: not at all). */
+#if defined(__clang__)
+#define PC_UNROLL _Pragma("unroll")
+#define PC_UNROLL_BY(count) PC_PRAGMA(clang loop unroll_count(count))
+#elif defined(__GNUC__)
+#define PC_UNROLL _Pragma("GCC unroll 64")
+#define PC_UNROLL_BY(count) PC_PRAGMA(GCC unroll count)
+#else
+#define PC_UNROLL
+#define PC_UNROLL_BY(count)
+#endif
+
 /* Threads per team for GPU loops that carry a reduction, and the most teams such a loop gets:
  * the LLVM 19 device runtime keeps 1024 slots for team results and makes further teams wait. */
 #ifndef PC_GPU_THREADS

@@ -771,3 +771,37 @@ def test_sums_keep_centroids_accurate_at_every_scale(variant, work):
             assert abs(got[j] - exact[j]) <= 2e-7 * np.abs(x[:, j]).max(), (mode, j, got[j], exact[j])
         assert got[0] > 0 and abs(got[0] - exact[0]) <= 1e-6 * exact[0], (mode, got[0], exact[0])
         assert got[3] == 0.0
+
+
+# ---- tuned and portable kernels (algorithms/kmeans_tuned.h, kmeanspp_tuned.h) ----------------
+
+
+@pytest.mark.parametrize("distance", ["direct", "dot"])
+@pytest.mark.parametrize("extra", [["--init", "random"], ["--init", "kmeans++"], ["--init", "kmeans++", "--update", "host"]],
+                         ids=["random", "kmeanspp", "kmeanspp-host-update"])
+def test_tuned_and_portable_kernels_give_the_same_result(variant, work, distance, extra):
+    """Both --kernels modes: the same labels, centroids and iterations, on uniform data (near-ties
+    abound) and at a d where the CPU's blocked loop takes several chunks; and the report names
+    the kernels that ran (on a GPU the tuned ones, on the host those of its variant)."""
+    for gen, k in (("gen:uniform:n=3000,d=5,seed=3", 19), ("gen:blobs:n=2000,d=300,centers=9,seed=4", 40)):
+        out = {}
+        for mode in ("tuned", "portable"):
+            rc, _, err = variant.run("kmeans", gen, "-k", k, "--distance", distance, *extra, "--kernels", mode,
+                                     "--max-iter", 30, "--labels", work / f"{mode}.npy", "--centroids",
+                                     work / f"{mode}.c.npy", "--report", work / f"{mode}.json", "--quiet")
+            assert rc == 0, err
+            rep = json.loads((work / f"{mode}.json").read_text())
+            assert rep["kernels"] == mode
+            out[mode] = (np.load(work / f"{mode}.npy"), np.load(work / f"{mode}.c.npy"), rep["iterations"],
+                         rep["assign_kernels"])
+        assert out["portable"][3] == "portable"
+        if variant.name != "gpu" or ON_GPU:
+            assert out["tuned"][3] != "portable"  # a build with tuned kernels ran them
+        np.testing.assert_array_equal(out["tuned"][0], out["portable"][0])
+        np.testing.assert_array_equal(out["tuned"][1], out["portable"][1])
+        assert out["tuned"][2] == out["portable"][2]
+
+
+def test_kernels_option_is_checked(seq, work):
+    rc, _, err = seq.run("kmeans", "gen:uniform:n=100,d=2", "-k", 2, "--kernels", "fast")
+    assert rc == 2 and "--kernels" in err and "fast" in err

@@ -319,3 +319,14 @@ def test_omp_thread_counts_agree(omp, work):
         for c, labels in outs[1:]:
             assert np.array_equal(labels, outs[0][1])
             np.testing.assert_allclose(c, outs[0][0], rtol=1e-5, atol=1e-5)
+
+
+def test_tuned_and_portable_kernels_give_the_same_centres(variant, work):
+    """--kernels portable and tuned (k-means' assign step and the k-means++ seeding inside)."""
+    got = {}
+    for mode in ("tuned", "portable"):
+        rc, _, err = variant.run("stream", "gen:blobs:n=5000,d=4,centers=5,seed=2", "-k", 5, "--kernels", mode,
+                                 "--centres", work / f"{mode}.npy", "--quiet")
+        assert rc == 0, err
+        got[mode] = np.load(work / f"{mode}.npy")
+    np.testing.assert_array_equal(got["tuned"], got["portable"])

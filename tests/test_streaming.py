@@ -155,3 +155,17 @@ def test_help_and_summary(seq, work):
     assert rc == 0 and out.startswith("usage: pragmaclust-seq streamkm ") and err == ""
     rc, out, err = seq.run("streamkm", "gen:uniform:n=100,d=2", "-k", 2, "--labels", work / "l.txt")
     assert rc == 0 and out == "" and err.startswith("streamkm [seq") and "cost" in err and err.count("\n") == 1
+
+
+def test_tuned_and_portable_kernels_give_the_same_centres(variant, work):
+    """--kernels portable and tuned (the D^2 sampling's distance passes): the same centres and
+    kept points, at d <= 8 (where the gpu build has tuned passes) and beyond."""
+    for gen in ("gen:blobs:n=20000,d=3,centers=6,seed=5", "gen:blobs:n=6000,d=12,centers=6,seed=5"):
+        got = {}
+        for mode in ("tuned", "portable"):
+            rc, _, err = variant.run("streamkm", gen, "-k", 6, "--kernels", mode, "--centres", work / f"{mode}.npy",
+                                     "--kept", work / f"{mode}.kept", "--quiet")
+            assert rc == 0, err
+            got[mode] = (np.load(work / f"{mode}.npy"), (work / f"{mode}.kept").read_text())
+        np.testing.assert_array_equal(got["tuned"][0], got["portable"][0])
+        assert got["tuned"][1] == got["portable"][1]

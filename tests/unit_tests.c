@@ -980,13 +980,13 @@ static void test_kmeanspp_weights(void) {
   }
   size_t chosen[10];
   for (uint64_t seed = 1; seed <= 5; seed++) {
-    CHECK(kmpp_seed(x, w, 10, 2, 3, seed, chosen) == 0);
+    CHECK(kmpp_seed(x, w, 10, 2, 3, seed, PC_KERNELS_TUNED, chosen) == 0);
     int seen[10] = {0};
     for (int r = 0; r < 3; r++) seen[chosen[r]]++;
     CHECK(seen[2] == 1 && seen[5] == 1 && seen[9] == 1);
   }
-  CHECK(kmpp_seed(x, w, 10, 2, 4, 1, chosen) == -1 && strstr(pc_last_error(), "k-means++"));
-  CHECK(kmpp_seed(x, NULL, 10, 2, 10, 1, chosen) == 0); /* every point, once */
+  CHECK(kmpp_seed(x, w, 10, 2, 4, 1, PC_KERNELS_TUNED, chosen) == -1 && strstr(pc_last_error(), "k-means++"));
+  CHECK(kmpp_seed(x, NULL, 10, 2, 10, 1, PC_KERNELS_TUNED, chosen) == 0); /* every point, once */
   int seen[10] = {0};
   for (int r = 0; r < 10; r++) seen[chosen[r]]++;
   int all_once = 1;

@@ -20,3 +20,9 @@ CFLAGS_gpu  := -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda --offload-arch=$(GP
                --cuda-path=$(CUDA_PATH) --libomptarget-nvptx-bc-path=$(LLVM_LIB)
 LDFLAGS_gpu := $(CFLAGS_gpu) -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib:$(LLVM_LIB)'
 GPU_SUPPORTED := yes
+
+# The tuned kernels each variant links (the seam: algorithms/kmeans_tuned.h); every other
+# variant gets the portable loops only.
+TUNED_seq := algorithms/kmeans_assign_cpu.c
+TUNED_omp := algorithms/kmeans_assign_cpu.c
+TUNED_gpu := algorithms/kmeans_assign_gpu.c algorithms/kmeanspp_gpu.c

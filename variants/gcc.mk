@@ -10,3 +10,7 @@ LDFLAGS_seq :=
 CFLAGS_omp  := -fopenmp -ffp-contract=off
 LDFLAGS_omp := -fopenmp
 GPU_SUPPORTED := no
+
+# The tuned kernels each variant links (the seam: algorithms/kmeans_tuned.h).
+TUNED_seq := algorithms/kmeans_assign_cpu.c
+TUNED_omp := algorithms/kmeans_assign_cpu.c

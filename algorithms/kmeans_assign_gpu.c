@@ -1,0 +1,538 @@
+/*
+ * kmeans_assign_gpu.c - k-means' tuned assign kernels for the gpu variant built by clang (the
+ * seam: kmeans_tuned.h; the portable assign step is kmeans.c's). They use what standard OpenMP
+ * lacks: LLVM's kernel language (ompx_bare regions, team barriers, warp shuffles), cp.async copies
+ * into team-local memory (NVVM builtins) and the tensor cores' mma.sync (inline PTX).
+ *  - km_assign_tiled (--distance direct and dot): a GEMM-style kernel. A team of 128 threads
+ *    takes 128 points against 64 centroids at a time; chunks of 8 features of both are copied into
+ *    team-local memory (double-buffered: the next chunk lands while this one is used), and each
+ *    thread accumulates 8 points x 8 centroids in registers, then the threads of a row compare
+ *    their candidates by warp shuffles. When n is too small to fill the GPU, the centroid blocks
+ *    are split into ranges whose winners a second pass compares (km_merge_splits).
+ *  - km_assign_mma (--distance dot-3xtf32): the same blocks and staging, the dot products on the
+ *    TF32 tensor cores in three products (about float32's accuracy).
+ * Sums run over the features in order (km_assign_tiled), so the labels are the portable loop's.
+ */
+#include "kmeans_tuned.h"
+#include "device.h"
+#include "par.h"
+#include "util.h"
+
+#include <math.h>
+#include <ompx.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* Full unrolling keeps the per-thread arrays in registers; KM_NO_UNROLL keeps a loop of unrolled
+ * bodies within the registers. */
+#define KM_UNROLL _Pragma("unroll")
+#define KM_NO_UNROLL _Pragma("clang loop unroll(disable)")
+
+/* Team-tiled assign step (GPU, km_assign_tiled): a team of KM_BLOCK_THREADS threads takes a
+ * block of KM_BLOCK_POINTS points against blocks of KM_BLOCK_CENTROIDS centroids, as a GEMM
+ * kernel does: per chunk of KM_BLOCK_DEPTH features the team stages the block's points and
+ * centroids in team-local memory, and each thread multiplies 8 points by 8 centroids from there
+ * into 64 register sums. A point value fetched from global memory serves KM_BLOCK_CENTROIDS
+ * centroids, a centroid value KM_BLOCK_POINTS points. Teams of 128 threads (128 x 64) at 160
+ * registers each let three teams share an SM, so that one team's barriers overlap the others'
+ * multiply-adds; 64 centroids a block waste nothing at k = 64 (H100 measurements and the
+ * shapes tried: see the README). KM_GPU_TEAMS: with fewer point blocks than this, the centroid
+ * blocks are split among several teams (a second pass keeps the best). */
+#ifndef KM_BLOCK_POINTS
+#define KM_BLOCK_POINTS 128
+#endif
+#ifndef KM_BLOCK_CENTROIDS
+#define KM_BLOCK_CENTROIDS 64
+#endif
+#define KM_THREAD_POINTS 8
+#define KM_THREAD_CENTROIDS 8
+#define KM_BLOCK_ROWS (KM_BLOCK_POINTS / KM_THREAD_POINTS)       /* threads down the points */
+#define KM_BLOCK_COLS (KM_BLOCK_CENTROIDS / KM_THREAD_CENTROIDS) /* threads across the centroids */
+#define KM_BLOCK_THREADS (KM_BLOCK_ROWS * KM_BLOCK_COLS)
+#ifndef KM_BLOCK_DEPTH
+#define KM_BLOCK_DEPTH 8
+#endif
+#ifndef KM_GPU_TEAMS
+#define KM_GPU_TEAMS 1056 /* 8 per SM of an H100 */
+#endif
+
+/* How the assign step is cut (km_assign_tiled): `groups` blocks of KM_BLOCK_POINTS points,
+ * `tiles` blocks of KM_BLOCK_CENTROIDS centroids in `splits` ranges of `tiles_per_split`. */
+typedef struct {
+  size_t groups;
+  int tiles, tiles_per_split, splits;
+} km_layout;
+
+static km_layout km_plan(size_t n, int kpad) {
+  km_layout l = {0, 1, 1, 1};
+  l.groups = (n + KM_BLOCK_POINTS - 1) / KM_BLOCK_POINTS;
+  l.tiles = (kpad + KM_BLOCK_CENTROIDS - 1) / KM_BLOCK_CENTROIDS;
+  if (l.groups < KM_GPU_TEAMS && l.tiles > 1) {
+    const size_t want = (KM_GPU_TEAMS + l.groups - 1) / l.groups;
+    l.splits = want < (size_t)l.tiles ? (int)want : l.tiles;
+  }
+  l.tiles_per_split = (l.tiles + l.splits - 1) / l.splits;
+  l.splits = (l.tiles + l.tiles_per_split - 1) / l.tiles_per_split;
+  return l;
+}
+
+/* The second pass of a split assign step: each point's best of the `splits` candidates in
+ * part_d / part_c (the lowest split on ties, whose centroid indices are lower) becomes its
+ * label; returns how many labels changed. */
+static long km_merge_splits(int *restrict labels, const float *restrict part_d, const int *restrict part_c, size_t n,
+                            int splits) {
+  long changed = 0;
+  PAR_FOR(reduction(+ : changed) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  for (size_t i = 0; i < n; i++) {
+    float best = part_d[i];
+    int best_c = part_c[i];
+    for (int s = 1; s < splits; s++)
+      if (part_d[(size_t)s * n + i] < best) {
+        best = part_d[(size_t)s * n + i];
+        best_c = part_c[(size_t)s * n + i];
+      }
+    changed += labels[i] != best_c;
+    labels[i] = best_c;
+  }
+  return changed;
+}
+
+DEV_FUNCS_BEGIN
+/* Point i's candidate from centroid range s: its label (one range; counts a change) or its
+ * entry in part_d / part_c (several ranges, merged by km_merge_splits). */
+static inline void km_keep(int *restrict labels, float *restrict part_d, int *restrict part_c, size_t n, size_t i,
+                           int s, int splits, float best, int best_c, long *changed) {
+  if (splits == 1) {
+    *changed += labels[i] != best_c;
+    labels[i] = best_c;
+  } else {
+    part_d[(size_t)s * n + i] = best;
+    part_c[(size_t)s * n + i] = best_c;
+  }
+}
+DEV_FUNCS_END
+
+/* Point i's candidate in an assign kernel, held by `width` neighbouring threads (best, centroid
+ * best_c; `first`: this thread is the first of them): halving shuffles leave the best, ties to
+ * the lowest index, in the first thread, which keeps it (km_keep) when i < n. Returns 1 when
+ * that changed the label, else 0. */
+static inline __attribute__((always_inline)) int km_keep_lanes_best(int *restrict labels, float *restrict part_d,
+                                                                    int *restrict part_c, size_t n, size_t i, int s,
+                                                                    int splits, float best, int best_c,
+                                                                    const int width, int first) {
+  KM_UNROLL for (int step = width / 2; step > 0; step /= 2) {
+    const float other = ompx_shfl_down_sync_f(~0ull, best, (unsigned)step, width);
+    const int other_c = ompx_shfl_down_sync_i(~0ull, best_c, (unsigned)step, width);
+    if (other < best || (other == best && other_c < best_c)) {
+      best = other;
+      best_c = other_c;
+    }
+  }
+  long changed = 0;
+  if (first && i < n) km_keep(labels, part_d, part_c, n, i, s, splits, best, best_c, &changed);
+  return (int)changed;
+}
+
+/* Adds the changed labels of thread tid's warp (`mine` in each thread) to *changed: a warp sum
+ * by shuffles, then one atomic from the warp's first thread. */
+static inline __attribute__((always_inline)) void km_add_warp_changes(long *changed, int mine, int tid) {
+  for (unsigned step = 16; step > 0; step /= 2) mine += ompx_shfl_down_sync_i(~0ull, mine, step, 32);
+  if (tid % 32 == 0 && mine) {
+#pragma omp atomic update
+    *changed += mine;
+  }
+}
+
+/* Where thread (ty, tx)'s row r / column c of a block lies: two runs of four, half a block
+ * apart, so that the 16 threads across a row read consecutive 16-byte pieces of team memory
+ * (no bank conflicts) and a thread's four values are one 16-byte load. */
+#define KM_BLOCK_ROW(ty, r) (((r) / 4) * (KM_BLOCK_POINTS / 2) + (ty) * 4 + (r) % 4)
+#define KM_BLOCK_COL(tx, c) (((c) / 4) * (KM_BLOCK_CENTROIDS / 2) + (tx) * 4 + (c) % 4)
+
+/* Staging without registers: cp.async (sm_80 and later) copies a global value into team
+ * memory while the thread goes on; km_staged_but_last / km_staged_all wait until all but the
+ * latest / all of this thread's groups of copies have landed. The host pass of the kernel (never
+ * run, see km_assign_tiled) copies directly. */
+static inline __attribute__((always_inline)) void km_copy_async(float *team_dst, const float *src, int valid) {
+#if defined(__NVPTX__)
+  __nvvm_cp_async_ca_shared_global_4((__attribute__((address_space(3))) void *)team_dst,
+                                     (__attribute__((address_space(1))) const void *)src, valid ? 4 : 0);
+#else
+  *team_dst = valid ? *src : 0.0f;
+#endif
+}
+/* km_copy_async for four consecutive floats, 16-byte aligned at both ends. */
+static inline __attribute__((always_inline)) void km_copy_async4(float *team_dst, const float *src, int valid) {
+#if defined(__NVPTX__)
+  __nvvm_cp_async_cg_shared_global_16((__attribute__((address_space(3))) void *)team_dst,
+                                      (__attribute__((address_space(1))) const void *)src, valid ? 16 : 0);
+#else
+  for (int e = 0; e < 4; e++) team_dst[e] = valid ? src[e] : 0.0f;
+#endif
+}
+static inline __attribute__((always_inline)) void km_staged_but_last(void) {
+#if defined(__NVPTX__)
+  __nvvm_cp_async_wait_group(1);
+#endif
+}
+static inline __attribute__((always_inline)) void km_staged_all(void) {
+#if defined(__NVPTX__)
+  __nvvm_cp_async_wait_group(0);
+#endif
+}
+
+/* Starts thread tid's copies of the chunk of `depth` features j0.. of a tiled block (points from
+ * i0, centroids from c0) into xs and cs, as one group: row r of xs (xs[r * xs_row ..]) gets feature
+ * j0 + r of points i0 .., row r of cs feature j0 + r of centroids c0 ..; thread tid copies
+ * element tid % KM_BLOCK_POINTS of rows tid / KM_BLOCK_POINTS, + KM_BLOCK_THREADS /
+ * KM_BLOCK_POINTS, ... (consecutive threads read consecutive addresses; as the threads are a
+ * multiple of the points, a thread always copies the same point), centroids likewise; 0 past
+ * the ends. Rows longer than a block (xs_row > KM_BLOCK_POINTS) move the tensor-core kernel's
+ * reads of a column onto different banks; that kernel also has the centroids' TF32 tails
+ * (tiles_lo, into cs_lo like cs; NULL for the other). */
+static inline __attribute__((always_inline)) void
+km_stage_rows(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo, size_t n, size_t d,
+              int kpad, size_t i0, int c0, size_t j0, int depth, int tid, float *xs, int xs_row, float *cs,
+              float *cs_lo, int cs_row) {
+  const size_t i = i0 + (size_t)(tid % KM_BLOCK_POINTS);
+  KM_NO_UNROLL for (int u = 0; u < depth * KM_BLOCK_POINTS / KM_BLOCK_THREADS; u++) {
+    const int r = tid / KM_BLOCK_POINTS + u * (KM_BLOCK_THREADS / KM_BLOCK_POINTS);
+    const size_t j = j0 + (size_t)r;
+    const int valid = j < d && i < n;
+    km_copy_async(xs + r * xs_row + tid % KM_BLOCK_POINTS, valid ? xt + j * n + i : xt, valid);
+  }
+  /* centroids four at a time where the arrays start on 16 bytes (the device's allocations do):
+   * rows are then whole 16-byte pieces (kpad and cs_row are multiples of 4), and a piece lies
+   * wholly below kpad or wholly above it; else one at a time */
+  const int pieces = ((uintptr_t)tiles | (uintptr_t)(tiles_lo ? tiles_lo : tiles)) % 16 == 0;
+  const int per_row = pieces ? KM_BLOCK_CENTROIDS / 4 : KM_BLOCK_CENTROIDS, width = pieces ? 4 : 1;
+  const int col = c0 + width * (tid % per_row);
+  KM_NO_UNROLL for (int u = 0; u < depth * per_row / KM_BLOCK_THREADS; u++) {
+    const int r = tid / per_row + u * (KM_BLOCK_THREADS / per_row);
+    const size_t j = j0 + (size_t)r, at = j * (size_t)kpad + (size_t)col;
+    const int valid = j < d && col < kpad;
+    float *dst = cs + r * cs_row + (col - c0), *dst_lo = cs_lo + r * cs_row + (col - c0);
+    if (pieces) {
+      km_copy_async4(dst, valid ? tiles + at : tiles, valid);
+      if (tiles_lo) km_copy_async4(dst_lo, valid ? tiles_lo + at : tiles_lo, valid);
+    } else {
+      km_copy_async(dst, valid ? tiles + at : tiles, valid);
+      if (tiles_lo) km_copy_async(dst_lo, valid ? tiles_lo + at : tiles_lo, valid);
+    }
+  }
+#if defined(__NVPTX__)
+  __nvvm_cp_async_commit_group();
+#endif
+}
+_Static_assert(KM_BLOCK_THREADS % KM_BLOCK_POINTS == 0 && KM_BLOCK_THREADS % (KM_BLOCK_CENTROIDS / 4) == 0 &&
+                   KM_TILE % 4 == 0,
+               "km_stage_rows: a thread copies one point and one piece of four centroids");
+
+/* km_stage_rows for km_tiled_block: KM_BLOCK_DEPTH rows of a block's width, no tails. */
+static inline __attribute__((always_inline)) void km_stage_chunk(const float *restrict xt, const float *restrict tiles,
+                                                                 size_t n, size_t d, int kpad, size_t i0, int c0,
+                                                                 size_t j0, int tid, float *xs, float *cs) {
+  km_stage_rows(xt, tiles, NULL, n, d, kpad, i0, c0, j0, KM_BLOCK_DEPTH, tid, xs, KM_BLOCK_POINTS, cs, NULL,
+                KM_BLOCK_CENTROIDS);
+}
+
+/* One team's share of km_assign_tiled, by thread `tid` of KM_BLOCK_THREADS: point block
+ * b / splits against the centroid blocks of range s = b % splits, through the team memory xs
+ * and cs. Thread (ty, tx) keeps the best of its 8 columns for each of its 8 points
+ * over the range's blocks (ties to the lowest index: its columns come in increasing order); then
+ * the candidates of each point are compared across its row of threads. Returns how many labels
+ * this thread changed. `direct` is a constant after inlining. */
+static inline __attribute__((always_inline)) int
+km_tiled_block(const float *restrict xt, const float *restrict tiles, const float *restrict cn, int *restrict labels,
+               float *restrict part_d, int *restrict part_c, size_t n, size_t d, int kpad, km_layout l, int b, int tid,
+               float *restrict xs, float *restrict cs, const int direct) {
+  const int s = b % l.splits, tx = tid % KM_BLOCK_COLS, ty = tid / KM_BLOCK_COLS;
+  const size_t i0 = (size_t)(b / l.splits) * KM_BLOCK_POINTS;
+  const int cb_begin = s * l.tiles_per_split;
+  const int cb_end = cb_begin + l.tiles_per_split < l.tiles ? cb_begin + l.tiles_per_split : l.tiles;
+  const float *xs_rows = __builtin_assume_aligned(xs + ty * 4, 16), *cs_cols = __builtin_assume_aligned(cs + tx * 4, 16);
+  float best[KM_THREAD_POINTS];
+  int best_c[KM_THREAD_POINTS];
+  KM_UNROLL for (int r = 0; r < KM_THREAD_POINTS; r++) {
+    best[r] = INFINITY;
+    best_c[r] = cb_begin * KM_BLOCK_CENTROIDS;
+  }
+  KM_NO_UNROLL for (int cb = cb_begin; cb < cb_end; cb++) {
+    const int c0 = cb * KM_BLOCK_CENTROIDS;
+    float acc[KM_THREAD_POINTS][KM_THREAD_CENTROIDS];
+    KM_UNROLL for (int r = 0; r < KM_THREAD_POINTS; r++)
+      KM_UNROLL for (int c = 0; c < KM_THREAD_CENTROIDS; c++) acc[r][c] = 0.0f;
+    /* chunk q is staged in buffer q % 2 while chunk q - 1 is multiplied from the other */
+    const size_t chunks = (d + KM_BLOCK_DEPTH - 1) / KM_BLOCK_DEPTH;
+    km_stage_chunk(xt, tiles, n, d, kpad, i0, c0, 0, tid, xs, cs);
+    KM_NO_UNROLL for (size_t q = 0; q < chunks; q++) {
+      const float *xs_q = xs_rows + (q % 2) * KM_BLOCK_DEPTH * KM_BLOCK_POINTS;
+      const float *cs_q = cs_cols + (q % 2) * KM_BLOCK_DEPTH * KM_BLOCK_CENTROIDS;
+      if (q + 1 < chunks) {
+        km_stage_chunk(xt, tiles, n, d, kpad, i0, c0, (q + 1) * KM_BLOCK_DEPTH, tid,
+                       xs + ((q + 1) % 2) * KM_BLOCK_DEPTH * KM_BLOCK_POINTS,
+                       cs + ((q + 1) % 2) * KM_BLOCK_DEPTH * KM_BLOCK_CENTROIDS);
+        km_staged_but_last(); /* this thread's copies of chunk q have landed */
+      } else {
+        km_staged_all();
+      }
+      ompx_sync_block_acq_rel(); /* ... and every thread's */
+      KM_UNROLL for (int jj = 0; jj < KM_BLOCK_DEPTH; jj++) {
+        float xv[KM_THREAD_POINTS], cv[KM_THREAD_CENTROIDS];
+        KM_UNROLL for (int r = 0; r < KM_THREAD_POINTS; r++) xv[r] = xs_q[jj * KM_BLOCK_POINTS + KM_BLOCK_ROW(0, r)];
+        KM_UNROLL for (int c = 0; c < KM_THREAD_CENTROIDS; c++) cv[c] = cs_q[jj * KM_BLOCK_CENTROIDS + KM_BLOCK_COL(0, c)];
+        KM_UNROLL for (int r = 0; r < KM_THREAD_POINTS; r++)
+          KM_UNROLL for (int c = 0; c < KM_THREAD_CENTROIDS; c++) {
+            if (direct) acc[r][c] += (xv[r] - cv[c]) * (xv[r] - cv[c]);
+            else acc[r][c] += xv[r] * cv[c];
+          }
+      }
+      ompx_sync_block_acq_rel(); /* buffer q % 2 is free for chunk q + 2 */
+    }
+    KM_UNROLL for (int c = 0; c < KM_THREAD_CENTROIDS; c++) {
+      const int col = c0 + KM_BLOCK_COL(tx, c);
+      const float norm = col < kpad ? cn[col] : INFINITY;
+      KM_UNROLL for (int r = 0; r < KM_THREAD_POINTS; r++) {
+        const float dist = direct ? acc[r][c] + norm : norm - 2.0f * acc[r][c];
+        if (dist < best[r]) {
+          best[r] = dist;
+          best_c[r] = col;
+        }
+      }
+    }
+  }
+  /* the KM_BLOCK_COLS neighbouring threads of a row hold its points' candidates: halving
+   * shuffles leave each point's best, ties to the lowest index, in the row's first thread */
+  int mine = 0;
+  KM_UNROLL for (int r = 0; r < KM_THREAD_POINTS; r++)
+    mine += km_keep_lanes_best(labels, part_d, part_c, n, i0 + (size_t)KM_BLOCK_ROW(ty, r), s, l.splits, best[r],
+                               best_c[r], KM_BLOCK_COLS, tx == 0);
+  return mine;
+}
+
+/* Assigns every point to its nearest centroid by the team-tiled kernel (see KM_BLOCK_POINTS,
+ * km_tiled_block); returns how many labels changed. Team b takes point block b / splits
+ * against the centroid blocks of range b % splits. Sums run over j = 0..d-1 in order, so
+ * distances and labels are those of the other variants' loops.
+ * The kernel is written in LLVM's OpenMP kernel language (ompx_bare: each team a CUDA block
+ * of KM_BLOCK_THREADS threads, ompx_sync_block_acq_rel its barrier), because its threads keep
+ * register sums from one staged chunk to the next, which `parallel for` loops cannot (a
+ * `teams` + `parallel` region with barriers compiled to 255 registers and spills). A bare
+ * region does not run on the host: km_gpu_open declines a run whose kernels run there. */
+static long km_assign_tiled(const float *restrict xt, const float *restrict tiles, const float *restrict cn,
+                            int *restrict labels, float *restrict part_d, int *restrict part_c, size_t n, size_t d,
+                            int kpad, km_layout l, int direct) {
+  long changed = 0;
+  const int teams = (int)(l.groups * (size_t)l.splits);
+#pragma omp target teams ompx_bare num_teams(teams) thread_limit(KM_BLOCK_THREADS) map(tofrom : changed)
+  {
+    static float xs[2 * KM_BLOCK_DEPTH * KM_BLOCK_POINTS] __attribute__((aligned(16)));
+    TEAM_LOCAL(xs)
+    static float cs[2 * KM_BLOCK_DEPTH * KM_BLOCK_CENTROIDS] __attribute__((aligned(16)));
+    TEAM_LOCAL(cs)
+    const int b = ompx_block_id_x(), tid = ompx_thread_id_x();
+    int mine = direct ? km_tiled_block(xt, tiles, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, 1)
+                      : km_tiled_block(xt, tiles, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, 0);
+    km_add_warp_changes(&changed, mine, tid);
+  }
+  return l.splits == 1 ? changed : km_merge_splits(labels, part_d, part_c, n, l.splits);
+}
+
+/* The tensor-core assign step (--distance dot-3xtf32, KM_DISTANCE_DOT_3XTF32): the dot form's
+ * x.c by the TF32 tensor cores' mma.sync (m16n8k8: a warp multiplies 16 points by 8 centroids
+ * over 8 features), each float split into a TF32 head and tail (km_tf32_split; the centroids
+ * once per iteration by km_prepare, the points as they are read) and x.c taken as
+ * lo.hi + hi.lo + hi.hi: CUTLASS's "3xTF32", about as accurate as float32 (the lo.lo term it
+ * drops is about 2^-24 of the product) at the tensor cores' rate. The blocks, the staging in
+ * team-local memory (cp.async, double buffered), the splits and the candidates' merge are
+ * km_assign_tiled's; warp w of a team takes the block's points 32w .. 32w + 31 against all its
+ * 64 centroids (2 x 8 mma tiles, 64 sums a thread). Rows of the staged chunk are 8 floats
+ * longer than a block, so that the 32 threads' fragment loads (rows t and t + 4, columns g and
+ * g + 8, with g = lane / 4 and t = lane % 4) fall on 32 different banks. Sums run in the tensor
+ * cores' order, not feature by feature, so labels can differ from the other forms' on
+ * near-ties (as cuBLAS' do). */
+#define KM_MMA_XS_ROW (KM_BLOCK_POINTS + 8)
+#define KM_MMA_CS_ROW (KM_BLOCK_CENTROIDS + 8)
+#ifndef KM_MMA_DEPTH
+#define KM_MMA_DEPTH 8 /* features a chunk (16: 2% faster at d = 1000, 37% slower at d = 8; H100) */
+#endif
+_Static_assert(KM_BLOCK_POINTS == 32 * (KM_BLOCK_THREADS / 32) && KM_BLOCK_CENTROIDS == 64 && KM_MMA_DEPTH % 8 == 0,
+               "km_mma_block: a warp takes 32 points and 64 centroids, chunks of whole mma K steps");
+
+/* acc += a b for one m16n8k8 tile (a: the thread's 4 TF32 values of the 16 x 8 A fragment, b:
+ * its 2 of the 8 x 8 B fragment, acc: its 4 of the 16 x 8 sums). */
+static inline __attribute__((always_inline)) void km_mma_tf32(float acc[4], const unsigned a[4], const unsigned b[2]) {
+#if defined(__NVPTX__)
+  __asm__ volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                   "{%0, %1, %2, %3};"
+                   : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+  (void)acc, (void)a, (void)b;
+#endif
+}
+
+/* One team's share of km_assign_mma, by thread `tid`: as km_tiled_block, with warp w's points
+ * 32w + 16 mi + g + 8 h (mi, h in {0, 1}) and, in the sums acc[mi][ni][2 h + e], centroid
+ * 8 ni + 2 t + e of the current block. Each thread keeps the best of its columns for its 4
+ * points, then the 4 threads of a group compare theirs by shuffles (ties to the lowest index).
+ * The centroids come split (tiles, tiles_lo: km_prepare), the points are split here. Returns
+ * how many labels this thread changed. */
+static inline __attribute__((always_inline)) int
+km_mma_block(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo,
+             const float *restrict cn, int *restrict labels, float *restrict part_d, int *restrict part_c, size_t n,
+             size_t d, int kpad, km_layout l, int b, int tid, float *restrict xs, float *restrict cs,
+             float *restrict cs_lo) {
+  const int s = b % l.splits, warp = tid / 32, g = tid % 32 / 4, t = tid % 4;
+  const size_t i0 = (size_t)(b / l.splits) * KM_BLOCK_POINTS;
+  const int cb_begin = s * l.tiles_per_split;
+  const int cb_end = cb_begin + l.tiles_per_split < l.tiles ? cb_begin + l.tiles_per_split : l.tiles;
+  float best[4];
+  int best_c[4];
+  KM_UNROLL for (int r = 0; r < 4; r++) {
+    best[r] = INFINITY;
+    best_c[r] = cb_begin * KM_BLOCK_CENTROIDS;
+  }
+  KM_NO_UNROLL for (int cb = cb_begin; cb < cb_end; cb++) {
+    const int c0 = cb * KM_BLOCK_CENTROIDS;
+    float acc[2][8][4];
+    KM_UNROLL for (int mi = 0; mi < 2; mi++)
+      KM_UNROLL for (int ni = 0; ni < 8; ni++)
+        KM_UNROLL for (int e = 0; e < 4; e++) acc[mi][ni][e] = 0.0f;
+    const size_t chunks = (d + KM_MMA_DEPTH - 1) / KM_MMA_DEPTH;
+    km_stage_rows(xt, tiles, tiles_lo, n, d, kpad, i0, c0, 0, KM_MMA_DEPTH, tid, xs, KM_MMA_XS_ROW, cs, cs_lo,
+                  KM_MMA_CS_ROW);
+    KM_NO_UNROLL for (size_t q = 0; q < chunks; q++) {
+      if (q + 1 < chunks) {
+        const size_t next = ((q + 1) % 2) * KM_MMA_DEPTH;
+        km_stage_rows(xt, tiles, tiles_lo, n, d, kpad, i0, c0, (q + 1) * KM_MMA_DEPTH, KM_MMA_DEPTH, tid,
+                      xs + next * KM_MMA_XS_ROW, KM_MMA_XS_ROW, cs + next * KM_MMA_CS_ROW, cs_lo + next * KM_MMA_CS_ROW,
+                      KM_MMA_CS_ROW);
+        km_staged_but_last();
+      } else {
+        km_staged_all();
+      }
+      ompx_sync_block_acq_rel();
+      KM_UNROLL for (int ks = 0; ks < KM_MMA_DEPTH / 8; ks++) {
+        const float *xq = xs + ((q % 2) * KM_MMA_DEPTH + ks * 8) * KM_MMA_XS_ROW + warp * 32 + g;
+        const size_t row = ((q % 2) * KM_MMA_DEPTH + ks * 8) * KM_MMA_CS_ROW + g;
+        const float *cq = cs + row, *cq_lo = cs_lo + row;
+        unsigned a_hi[2][4], a_lo[2][4];
+        KM_UNROLL for (int mi = 0; mi < 2; mi++)
+          KM_UNROLL for (int e = 0; e < 4; e++) /* rows t, t + 4 (features) x columns g, g + 8 (points) */
+            km_tf32_split(xq[(t + 4 * (e / 2)) * KM_MMA_XS_ROW + mi * 16 + 8 * (e % 2)], &a_hi[mi][e], &a_lo[mi][e]);
+        KM_UNROLL for (int nn = 0; nn < 8; nn += 2) { /* two centroid tiles: four sums in flight */
+          unsigned b_hi[2][2], b_lo[2][2];
+          KM_UNROLL for (int ni = 0; ni < 2; ni++)
+            KM_UNROLL for (int e = 0; e < 2; e++) {
+              b_hi[ni][e] = km_float_bits(cq[(t + 4 * e) * KM_MMA_CS_ROW + (nn + ni) * 8]);
+              b_lo[ni][e] = km_float_bits(cq_lo[(t + 4 * e) * KM_MMA_CS_ROW + (nn + ni) * 8]);
+            }
+          KM_UNROLL for (int mi = 0; mi < 2; mi++) /* the small terms first */
+            KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_lo[mi], b_hi[ni]);
+          KM_UNROLL for (int mi = 0; mi < 2; mi++)
+            KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_hi[mi], b_lo[ni]);
+          KM_UNROLL for (int mi = 0; mi < 2; mi++)
+            KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_hi[mi], b_hi[ni]);
+        }
+      }
+      ompx_sync_block_acq_rel(); /* buffer q % 2 is free for chunk q + 2 */
+    }
+    KM_UNROLL for (int ni = 0; ni < 8; ni++)
+      KM_UNROLL for (int e = 0; e < 2; e++) {
+        const int col = c0 + ni * 8 + 2 * t + e;
+        const float norm = col < kpad ? cn[col] : INFINITY;
+        KM_UNROLL for (int r = 0; r < 4; r++) { /* point r: mi = r / 2, h = r % 2 */
+          const float dist = norm - 2.0f * acc[r / 2][ni][2 * (r % 2) + e];
+          if (dist < best[r]) {
+            best[r] = dist;
+            best_c[r] = col;
+          }
+        }
+      }
+  }
+  int mine = 0;
+  KM_UNROLL for (int r = 0; r < 4; r++) /* point r: mi = r / 2, h = r % 2 */
+    mine += km_keep_lanes_best(labels, part_d, part_c, n, i0 + (size_t)(warp * 32 + (r / 2) * 16 + (r % 2) * 8 + g),
+                               s, l.splits, best[r], best_c[r], 4, t == 0);
+  return mine;
+}
+
+/* The assign step on the tensor cores (see km_mma_block); returns how many labels changed. The
+ * caller has checked that kernels run on the GPU (a bare region does not run on the host). */
+static long km_assign_mma(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo,
+                          const float *restrict cn, int *restrict labels, float *restrict part_d,
+                          int *restrict part_c, size_t n, size_t d, int kpad, km_layout l) {
+  long changed = 0;
+  const int teams = (int)(l.groups * (size_t)l.splits);
+#pragma omp target teams ompx_bare num_teams(teams) thread_limit(KM_BLOCK_THREADS) map(tofrom : changed)
+  {
+    static float xs[2 * KM_MMA_DEPTH * KM_MMA_XS_ROW] __attribute__((aligned(16)));
+    TEAM_LOCAL(xs)
+    static float cs[2 * KM_MMA_DEPTH * KM_MMA_CS_ROW] __attribute__((aligned(16)));
+    TEAM_LOCAL(cs)
+    static float cs_lo[2 * KM_MMA_DEPTH * KM_MMA_CS_ROW] __attribute__((aligned(16)));
+    TEAM_LOCAL(cs_lo)
+    const int b = ompx_block_id_x(), tid = ompx_thread_id_x();
+    int mine = km_mma_block(xt, tiles, tiles_lo, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, cs_lo);
+    km_add_warp_changes(&changed, mine, tid);
+  }
+  return l.splits == 1 ? changed : km_merge_splits(labels, part_d, part_c, n, l.splits);
+}
+
+/* ---- the seam (kmeans_tuned.h) ------------------------------------------------------------- */
+
+struct km_tuned_run {
+  km_layout layout;
+  float *part_d; /* candidates of the split passes: splits x n, on the device */
+  int *part_c;
+  size_t part_len;
+};
+
+static km_tuned_run *km_gpu_open(size_t n, size_t d, int kpad, int tensor, int *applies, int *splits) {
+  (void)d, (void)tensor;
+  *applies = pc_offloading(); /* bare regions do not run on the host */
+  if (!*applies) return NULL;
+  km_tuned_run *run = pc_try_alloc(1, sizeof *run, "tuned assign state");
+  if (!run) return NULL;
+  run->layout = km_plan(n, kpad);
+  run->part_len = run->layout.splits > 1 ? (size_t)run->layout.splits * n : 1;
+  run->part_d = pc_try_alloc(run->part_len, sizeof *run->part_d, "candidate distances");
+  run->part_c = pc_try_alloc(run->part_len, sizeof *run->part_c, "candidate centroids");
+  if (!run->part_d || !run->part_c) {
+    free(run->part_d), free(run->part_c), free(run);
+    return NULL;
+  }
+  float *part_d = run->part_d;
+  int *part_c = run->part_c;
+  const size_t part_len = run->part_len;
+  (void)part_d, (void)part_c, (void)part_len;
+  /* device data: part_d, part_c (part_len each), until km_gpu_close */
+  DEV_ENTER(map(alloc : part_d[0 : part_len], part_c[0 : part_len]))
+  *splits = run->layout.splits;
+  return run;
+}
+
+static long km_gpu_assign(km_tuned_run *run, const km_assign_job *j) {
+  if (j->tensor)
+    return km_assign_mma(j->xt, j->cs, j->cs_lo, j->cn, j->labels, run->part_d, run->part_c, j->n, j->d, j->kpad,
+                         run->layout);
+  return km_assign_tiled(j->xt, j->direct ? j->ct : j->cs, j->cn, j->labels, run->part_d, run->part_c, j->n, j->d,
+                         j->kpad, run->layout, j->direct);
+}
+
+static void km_gpu_close(km_tuned_run *run) {
+  if (!run) return;
+  float *part_d = run->part_d;
+  int *part_c = run->part_c;
+  const size_t part_len = run->part_len;
+  (void)part_len;
+  DEV_EXIT(map(delete : part_d[0 : part_len], part_c[0 : part_len]))
+  free(part_d), free(part_c), free(run);
+}
+
+static const km_tuned_kernels km_gpu_kernels = {
+    "gpu: team-tiled ompx_bare kernels (cp.async staging; mma.sync for dot-3xtf32)", 1, 1, 1, km_gpu_open, km_gpu_assign,
+    km_gpu_close};
+
+const km_tuned_kernels *km_tuned(void) { return &km_gpu_kernels; }
