@@ -28,35 +28,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Neighbouring points a work item of the portable distance loops takes. The CPU steps through
- * KMPP_LANES points at once, so the loop over them becomes SIMD instructions (each point's sum
- * still runs over the dimensions in order: the same bits); a GPU thread takes one. */
-#ifndef KMPP_LANES
-#if defined(PC_VARIANT_GPU)
-#define KMPP_LANES 1
-#else
-#define KMPP_LANES 8
-#endif
-#endif
-
 /* Threads of a team of the portable masses pass on the GPU. */
 #ifndef KMPP_PORTABLE_THREADS
 #define KMPP_PORTABLE_THREADS 128
 #endif
 
-/* Unrolling on the GPU (the CPU leaves the loops to the compiler): the loop over dimensions of a
- * distance not by default (unrolled by 4 the pass took 164 registers a thread, one team per SM),
- * the serial sums (the offsets of the picks, and of the masses: kmpp_block_prefix) by
- * KMPP_UNROLL_TAIL. */
+/* Unrolling on the GPU (the CPU leaves the loops to the compiler): the serial sums (the offsets
+ * of the picks, and of the masses: kmpp_block_prefix) by KMPP_UNROLL_TAIL, the distance loop
+ * not at all (kmpp_lanes_masses). */
 #if defined(PC_VARIANT_GPU)
-#ifndef KMPP_UNROLL_DIMS
-#define KMPP_UNROLL_DIMS 1
-#endif
 #define KMPP_UNROLL(count) PC_UNROLL_BY(count)
 #else
 #define KMPP_UNROLL(count)
 #endif
-#define KMPP_DIMENSION_LOOP KMPP_UNROLL(KMPP_UNROLL_DIMS)
 #define KMPP_TAIL_LOOP KMPP_UNROLL(KMPP_UNROLL_TAIL)
 
 static size_t kmpp_blocks(size_t n) { return (n + PC_SCAN_BLOCK - 1) / PC_SCAN_BLOCK; }
@@ -278,30 +262,8 @@ static void kmpp_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh
     double mass[KMPP_TEAM_POINTS];
     TEAM_LOCAL(mass)
     TEAM_PAR_FOR()
-    for (size_t i0 = begin; i0 < end; i0 += KMPP_LANES) {
-      const size_t lanes = end - i0 < KMPP_LANES ? end - i0 : KMPP_LANES;
-      double best[KMPP_LANES];
-      for (size_t l = 0; l < KMPP_LANES; l++) best[l] = picked && l < lanes ? dist_e[i0 + l] : INFINITY;
-      for (int q = 0; q < count; q++) {
-        const size_t c = (size_t)picked[q];
-        double s2[KMPP_LANES] = {0.0};
-        KMPP_DIMENSION_LOOP
-        for (size_t j = 0; j < d; j++) {
-          const double cj = x[c * ps + j * ds];
-          for (size_t l = 0; l < KMPP_LANES; l++) { /* a short last step re-reads its first point */
-            const double diff = x[(i0 + (l < lanes ? l : 0)) * ps + j * ds] - cj;
-            s2[l] += diff * diff;
-          }
-        }
-        for (size_t l = 0; l < KMPP_LANES; l++)
-          if (s2[l] < best[l]) best[l] = s2[l];
-      }
-      for (size_t l = 0; l < lanes; l++) {
-        const size_t i = i0 + l;
-        dist_e[i] = best[l];
-        mass[i - begin] = !picked ? (double)w[i] : w[i] == 0.0f ? 0.0 : (double)w[i] * best[l];
-      }
-    }
+    for (size_t i0 = begin; i0 < end; i0 += KMPP_LANES)
+      kmpp_lanes_masses(x, w, d, ps, ds, picked, count, i0, end, dist_e, mass, begin);
     TEAM_PAR_FOR()
     for (size_t b = begin / PC_SCAN_BLOCK; b < (end - 1) / PC_SCAN_BLOCK + 1; b++)
       kmpp_block_prefix(mass, begin, end, b, wheel + e * n, block_sums + e * blocks);

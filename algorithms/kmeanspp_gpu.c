@@ -170,15 +170,17 @@ static inline __attribute__((always_inline)) void kmpp_nearest_point(const doubl
 _Static_assert(KMPP_REG_DIMS == 8, "KMPP_SWITCH_DIMS: one case per d up to KMPP_REG_DIMS");
 DEV_FUNCS_END
 
-/* kmpp_masses with the points in registers (kmpp_masses_span), for d <= KMPP_REG_DIMS and at
- * most KMPP_STAGE_PICKS draws a round: a team takes KMPP_TEAM_POINTS points of one run, stages
- * the round's chosen points, and thread `first` takes points first, first + KMPP_MASSES_THREADS,
- * ...; then each block of the team's points is summed in order. */
+/* kmpp_masses in a kernel with a register budget (KMPP_MASSES_LIMIT): a team takes
+ * KMPP_TEAM_POINTS points of one run; for d <= KMPP_REG_DIMS and at most KMPP_STAGE_PICKS draws a
+ * round it stages the round's chosen points and each thread holds its points in registers
+ * (kmpp_masses_span), else it takes the portable generic loop; then each block of the team's
+ * points is summed in order. */
 static int kmpp_gpu_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh, size_t stride) {
   const double *x = p->x;
   const float *w = p->w;
   const size_t n = p->n, d = p->d, ps = p->point_stride, ds = p->dim_stride;
-  if (!pc_offloading() || d > KMPP_REG_DIMS || s->draws > KMPP_STAGE_PICKS) return 0;
+  if (!pc_offloading()) return 0;
+  const int in_registers = d <= KMPP_REG_DIMS && s->draws <= KMPP_STAGE_PICKS;
   const size_t blocks = (n + PC_SCAN_BLOCK - 1) / PC_SCAN_BLOCK, spans = (n + KMPP_TEAM_POINTS - 1) / KMPP_TEAM_POINTS;
   const size_t teams = spans * (size_t)s->runs;
   const int draws = s->draws;
@@ -194,14 +196,20 @@ static int kmpp_gpu_masses(const kmpp_points *p, kmpp_sampler *s, const long *fr
     TEAM_LOCAL(mass)
     double staged[KMPP_STAGE_PICKS * KMPP_REG_DIMS] __attribute__((aligned(64)));
     TEAM_LOCAL(staged)
-    TEAM_PAR_FOR()
-    for (size_t v = 0; v < (size_t)count * KMPP_REG_DIMS; v++) staged[v] = kmpp_staged_value(x, picked, v, d, ps, ds);
-    TEAM_PAR_FOR()
-    for (size_t first = begin; first < begin + KMPP_MASSES_THREADS; first++) {
+    if (in_registers) { /* thread `first` takes points first, first + KMPP_MASSES_THREADS, ... */
+      TEAM_PAR_FOR()
+      for (size_t v = 0; v < (size_t)count * KMPP_REG_DIMS; v++) staged[v] = kmpp_staged_value(x, picked, v, d, ps, ds);
+      TEAM_PAR_FOR()
+      for (size_t first = begin; first < begin + KMPP_MASSES_THREADS; first++) {
 #define KMPP_MASSES_SPAN(dims)                                                                                        \
   kmpp_masses_span(x, first, end, KMPP_MASSES_THREADS, dims, ps, ds, staged, count, dist_e, w, mass, begin, picked != NULL)
-      KMPP_SWITCH_DIMS(d, KMPP_MASSES_SPAN)
+        KMPP_SWITCH_DIMS(d, KMPP_MASSES_SPAN)
 #undef KMPP_MASSES_SPAN
+      }
+    } else { /* the generic loop, inside this kernel's register budget */
+      TEAM_PAR_FOR()
+      for (size_t i0 = begin; i0 < end; i0 += KMPP_LANES)
+        kmpp_lanes_masses(x, w, d, ps, ds, picked, count, i0, end, dist_e, mass, begin);
     }
     TEAM_PAR_FOR()
     for (size_t b = begin / PC_SCAN_BLOCK; b < (end - 1) / PC_SCAN_BLOCK + 1; b++)

@@ -10,6 +10,7 @@
 #ifndef KMPP_TUNED_H
 #define KMPP_TUNED_H
 
+#include <math.h>
 #include <stddef.h>
 
 #include "kmeanspp.h"
@@ -39,7 +40,55 @@ const kmpp_tuned_kernels *kmpp_tuned(void);
 #define KMPP_UNROLL_TAIL 8
 #endif
 
+/* Neighbouring points a work item of the generic distance loop (kmpp_lanes_masses) takes. The
+ * CPU steps through KMPP_LANES points at once, so the loop over them becomes SIMD instructions
+ * (each point's sum still runs over the dimensions in order: the same bits); a GPU thread takes
+ * one. */
+#ifndef KMPP_LANES
+#if defined(PC_VARIANT_GPU)
+#define KMPP_LANES 1
+#else
+#define KMPP_LANES 8
+#endif
+#endif
+/* The loop over the dimensions of a distance on the GPU: not unrolled by default (unrolled by 4
+ * the masses pass took 164 registers a thread, one team per SM). */
+#ifndef KMPP_UNROLL_DIMS
+#define KMPP_UNROLL_DIMS 1
+#endif
+
 DEV_FUNCS_BEGIN
+/* One step of the generic masses loop: points i0 .. i0 + KMPP_LANES - 1 (below end) of a run,
+ * their D^2 against the run's `count` points of the previous round (picked; none in the first
+ * round, picked NULL: D^2 stays infinite and the mass is the weight) into dist_e, and their
+ * masses w_i D(i)^2 into the team's mass[i - begin]. Summed in double in dimension order. */
+static inline void kmpp_lanes_masses(const double *x, const float *w, size_t d, size_t ps, size_t ds,
+                                     const long *picked, int count, size_t i0, size_t end, double *dist_e, double *mass,
+                                     size_t begin) {
+  const size_t lanes = end - i0 < KMPP_LANES ? end - i0 : KMPP_LANES;
+  double best[KMPP_LANES];
+  for (size_t l = 0; l < KMPP_LANES; l++) best[l] = picked && l < lanes ? dist_e[i0 + l] : INFINITY;
+  for (int q = 0; q < count; q++) {
+    const size_t c = (size_t)picked[q];
+    double s2[KMPP_LANES] = {0.0};
+    GPU_ONLY(PC_UNROLL_BY(KMPP_UNROLL_DIMS))
+    for (size_t j = 0; j < d; j++) {
+      const double cj = x[c * ps + j * ds];
+      for (size_t l = 0; l < KMPP_LANES; l++) { /* a short last step re-reads its first point */
+        const double diff = x[(i0 + (l < lanes ? l : 0)) * ps + j * ds] - cj;
+        s2[l] += diff * diff;
+      }
+    }
+    for (size_t l = 0; l < KMPP_LANES; l++)
+      if (s2[l] < best[l]) best[l] = s2[l];
+  }
+  for (size_t l = 0; l < lanes; l++) {
+    const size_t i = i0 + l;
+    dist_e[i] = best[l];
+    mass[i - begin] = !picked ? (double)w[i] : w[i] == 0.0f ? 0.0 : (double)w[i] * best[l];
+  }
+}
+
 /* The end of the masses pass for block b of a team's points [begin, end): the exclusive prefix
  * sums of the team-local masses (mass[i - begin]) into the run's wheel, in order (the scan's
  * additions), and the block's total into block_sums_e[b]. */

@@ -12,8 +12,12 @@ float split into two TF32 parts: about float32's accuracy), `gemm` and `gemm-tf3
 products from cuBLAS' SGEMM in float32 and TF32; --gemm no leaves these two out; cuBLAS as the
 program finds it, see PRAGMACLUST_CUBLAS in the README). Where PyTorch with CUDA is importable it adds PyTorch fp32
 and TF32 rows (reference_kmeans.py), and with --sklearn scikit-learn's Lloyd on the host.
+Every variant runs with each of --kernels (default tuned,portable): the build's tuned assign
+kernels (rows named by the variant) and the portable OpenMP loop (rows "<variant> portable"), so
+that what the tuned extensions buy stands beside what standard OpenMP gives.
 
-  experiments/bench_kmeans.py [--bin DIR] [--variants seq,omp,gpu] [--cases issue|odd|NxDxK,...]
+  experiments/bench_kmeans.py [--bin DIR] [--variants seq,omp,gpu] [--kernels tuned,portable]
+                              [--cases issue|odd|NxDxK,...]
 """
 import argparse
 import csv
@@ -40,13 +44,16 @@ def run_variant(binary, n, d, k, iterations, extra, name=None):
     t, its = rep["timing"], rep["iterations"]
     return {"name": name, "iteration_s": t["iteration_s"]["median"],
             "assign_s": t["phases_s"]["assign"]["median"] / its, "update_s": t["phases_s"]["update"]["median"] / its,
-            "device": rep["device"]["where"], "splits": rep.get("centroid_splits", 1), "sums": rep.get("update_sums")}, None
+            "device": rep["device"]["where"], "splits": rep.get("centroid_splits", 1), "sums": rep.get("update_sums"),
+            "kernels": rep.get("assign_kernels", "")}, None
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default="bin", help="folder with pragmaclust-<variant> (default bin)")
     ap.add_argument("--variants", default="seq,omp,gpu")
+    ap.add_argument("--kernels", default="tuned,portable",
+                    help="assign kernels to run each variant with: tuned, portable or both (default both)")
     ap.add_argument("--cases", default="issue", help="issue, odd, or comma-separated NxDxK (sets combine: issue,odd)")
     ap.add_argument("--iterations", type=int, default=20, help="timed iterations per run (default 20)")
     ap.add_argument("--seq-iterations", type=int, help="timed iterations for seq (default: --iterations)")
@@ -81,7 +88,11 @@ def main():
         for variant in args.variants.split(","):
             its = args.seq_iterations if variant == "seq" and args.seq_iterations else args.iterations
             binary = os.path.join(args.bin, f"pragmaclust-{variant}")
-            results.append(run_variant(binary, n, d, k, its, ["--update", args.update, "--distance", args.distance]))
+            for mode in args.kernels.split(","):
+                # tuned is the programs' default: not passed, so that builds older than --kernels run too
+                results.append(run_variant(binary, n, d, k, its, ["--update", args.update, "--distance", args.distance]
+                                           + ([] if mode == "tuned" else ["--kernels", mode]),
+                                           name=None if mode == "tuned" else f"{variant} {mode}"))
             on_gpu = isinstance(results[-1][0], dict) and results[-1][0]["device"].startswith("GPU")
             if variant == "gpu" and on_gpu:
                 for distance in ("dot-3xtf32",) + (("gemm", "gemm-tf32") if args.gemm == "yes" else ()):
@@ -100,6 +111,7 @@ def main():
             split = [f"{res[p] * 1e3:>9.3f}" if res[p] is not None else f"{'':>9}" for p in ("assign_s", "update_s")]
             where = res["device"] + (f", centroids in {res['splits']} ranges" if res.get("splits", 1) > 1 else "")
             where += f", sums {res['sums']}" if res.get("sums") else ""
+            where += f", {res['kernels']}" if res.get("kernels") else ""
             print(f"{label:<24} {res['name']:<15} {per_iter * 1e3:>9.3f} {flop / per_iter * 1e-9:>8.0f} "
                   f"{floor_s / per_iter:>6.1%} {split[0]} {split[1]}  {where}")
             sys.stdout.flush()

@@ -14,11 +14,14 @@ CFLAGS_omp  := -fopenmp
 LDFLAGS_omp := -fopenmp -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib:$(LLVM_LIB)'
 
 # gpu: OpenMP offload to NVIDIA through libomptarget. The device image is built by the ptxas
-# in $(CUDA_PATH) (must be < 12.8 with LLVM < 21, see variants/check-toolchain.sh); the NVPTX
-# device runtime bitcode sits in $(LLVM_LIB), where Debian's clang does not look by default.
-CFLAGS_gpu  := -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda --offload-arch=$(GPU_ARCH) \
-               --cuda-path=$(CUDA_PATH) --libomptarget-nvptx-bc-path=$(LLVM_LIB)
-LDFLAGS_gpu := $(CFLAGS_gpu) -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib:$(LLVM_LIB)'
+# in $(CUDA_PATH) (must be < 12.8 with LLVM < 21, see variants/check-toolchain.sh). The device
+# code of all files is linked as one (-foffload-lto), with the device runtime library from
+# $(LLVM_LIB), where Debian's clang does not look by default: compiled file by file instead, each
+# with its own copy of the runtime's bitcode, the tuned k-means kernel (an ompx_bare region) in a
+# file of its own launched and wrote nothing (LLVM 19, H100; cf. llvm-project issue 55943).
+CFLAGS_gpu  := -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda --offload-arch=$(GPU_ARCH) -foffload-lto \
+               --cuda-path=$(CUDA_PATH)
+LDFLAGS_gpu := $(CFLAGS_gpu) -L$(LLVM_LIB) -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib:$(LLVM_LIB)'
 GPU_SUPPORTED := yes
 
 # The tuned kernels each variant links (the seam: algorithms/kmeans_tuned.h); every other
