@@ -625,7 +625,9 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
     else result->splits = splits, result->kernels = tuned->name;
   }
   if (tensor && !tuned) return pc_fail("--distance dot-3xtf32 runs on the GPU's tensor cores, but kernels run on the host");
-  const int dimension_major = tuned && tuned->dimension_major, skip_copy = direct && tuned && tuned->direct_reads_ct;
+  /* cs as its reader wants it: cuBLAS and the tuned GPU kernels dimension-major, the others tile by tile */
+  const int dimension_major = gemm || (tuned && tuned->dimension_major);
+  const int skip_copy = direct && tuned && tuned->direct_reads_ct;
 
   float *ct = pc_try_alloc(ct_len, sizeof *ct, "centroids");
   float *cs = pc_try_alloc(ct_len, sizeof *cs, "shifted centroids");

@@ -805,3 +805,4 @@ def test_tuned_and_portable_kernels_give_the_same_result(variant, work, distance
 def test_kernels_option_is_checked(seq, work):
     rc, _, err = seq.run("kmeans", "gen:uniform:n=100,d=2", "-k", 2, "--kernels", "fast")
     assert rc == 2 and "--kernels" in err and "fast" in err
+
