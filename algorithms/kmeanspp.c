@@ -43,7 +43,6 @@
 #endif
 #define KMPP_TAIL_LOOP KMPP_UNROLL(KMPP_UNROLL_TAIL)
 
-static size_t kmpp_blocks(size_t n) { return (n + PC_SCAN_BLOCK - 1) / PC_SCAN_BLOCK; }
 
 int kmpp_sampler_open(kmpp_sampler *s, size_t capacity, int runs, int rounds, int draws) {
   memset(s, 0, sizeof *s);

@@ -181,7 +181,7 @@ static int kmpp_gpu_masses(const kmpp_points *p, kmpp_sampler *s, const long *fr
   const size_t n = p->n, d = p->d, ps = p->point_stride, ds = p->dim_stride;
   if (!pc_offloading()) return 0;
   const int in_registers = d <= KMPP_REG_DIMS && s->draws <= KMPP_STAGE_PICKS;
-  const size_t blocks = (n + PC_SCAN_BLOCK - 1) / PC_SCAN_BLOCK, spans = (n + KMPP_TEAM_POINTS - 1) / KMPP_TEAM_POINTS;
+  const size_t blocks = kmpp_blocks(n), spans = (n + KMPP_TEAM_POINTS - 1) / KMPP_TEAM_POINTS;
   const size_t teams = spans * (size_t)s->runs;
   const int draws = s->draws;
   double *dist = s->dist, *wheel = s->wheel, *block_sums = s->block_sums;

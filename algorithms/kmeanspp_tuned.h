@@ -29,6 +29,9 @@ typedef struct {
 /* The tuned passes linked into this program, or NULL where there are none. */
 const kmpp_tuned_kernels *kmpp_tuned(void);
 
+/* Blocks of the scan (PC_SCAN_BLOCK points each) over n points: the wheel's block totals. */
+static inline size_t kmpp_blocks(size_t n) { return (n + PC_SCAN_BLOCK - 1) / PC_SCAN_BLOCK; }
+
 /* Points a team of the masses pass takes (a multiple of PC_SCAN_BLOCK: each thread of the team's
  * last step sums one block of the scan). */
 #ifndef KMPP_TEAM_POINTS

@@ -163,11 +163,12 @@ static FILE *open_staged(const char *path, int *slot) {
 static FILE *open_output(const char *path, int *slot) {
   struct stat st;
   *slot = -1;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+  const int exists = stat(path, &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) {
     pc_fail("cannot write '%s': it is a directory", path);
     return NULL;
   }
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+  if (exists && !S_ISREG(st.st_mode)) {
     FILE *f = fopen(path, "wb");
     if (!f) pc_fail("cannot write '%s': %s", path, strerror(errno));
     return f;
