@@ -95,6 +95,14 @@ $(eval $(call variant_rules,omp,-DPC_VARIANT_OMP,,omp))
 $(eval $(call variant_rules,gpu,-DPC_VARIANT_GPU,build/gpu/toolchain.ok,gpu))
 $(eval $(call variant_rules,seq-asan,-DPC_VARIANT_SEQ,,seq))
 
+# The seq program with one wrong value planted in each result --check reads (cli/check.c,
+# PC_CHECK_PLANTED_FAULT), for the tests that show every check catches a wrong result.
+build/seq-fault/check.o: cli/check.c cli/*.h algorithms/*.h common/*.h build/seq/buildinfo.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL_seq) -DPC_CHECK_PLANTED_FAULT $(INCLUDES_cli) -c $< -o $@
+bin/pragmaclust-seq-fault: $(filter-out build/seq/check.o,$(OBJECTS_seq)) build/seq-fault/check.o | bin
+	$(CC) $^ -o $@ $(LDFLAGS_seq) -lm
+
 info:
 	@$(foreach v,$(VARIANTS),echo "[$(v)]"; echo "  compiler: $$($(CC) --version | head -1) ($(CC))"; \
 	  echo "  cflags:   $(strip $(CFLAGS_ALL_$(v)))"; echo "  ldflags:  $(strip $(LDFLAGS_$(v))) -lm"; \
@@ -107,10 +115,11 @@ toolchain:
 test-deps:
 	@variants/install-toolchain.sh --tests "$(TOOLCHAIN_DIR)"
 
-# The README's test command: installs what it needs, builds every variant and the sanitizer
-# build, then runs the unit and end-to-end tests.
+# The README's test command: installs what it needs, builds every variant, the sanitizer build
+# and the planted-fault program, then runs the unit and end-to-end tests.
 test: test-deps
-	@$(MAKE) --no-print-directory VARIANT=all build bin/pragmaclust-seq-asan build/seq/unit_tests build/omp/unit_tests build/seq-asan/unit_tests
+	@$(MAKE) --no-print-directory VARIANT=all build bin/pragmaclust-seq-asan bin/pragmaclust-seq-fault build/seq/unit_tests \
+	  build/omp/unit_tests build/seq-asan/unit_tests
 	@PRAGMACLUST_BIN=bin DATA_DIR="$(DATA_DIR)" $(PYTHON) -m pytest -q tests
 
 # The unit tests, against the seq objects, the omp objects (where the tests of lock-free steps

@@ -23,7 +23,7 @@ static const struct option common_options[] = {
     {"repeat", required_argument, NULL, PC_OPT_REPEAT}, {"warmup", required_argument, NULL, PC_OPT_WARMUP},
     {"quiet", no_argument, NULL, PC_OPT_QUIET},         {"seed", required_argument, NULL, PC_OPT_SEED},
     {"help", no_argument, NULL, PC_OPT_HELP},           {"version", no_argument, NULL, PC_OPT_VERSION},
-    {"kernels", required_argument, NULL, PC_OPT_KERNELS},
+    {"kernels", required_argument, NULL, PC_OPT_KERNELS}, {"check", no_argument, NULL, PC_OPT_CHECK},
 };
 enum { N_COMMON = sizeof common_options / sizeof common_options[0] };
 
@@ -104,6 +104,7 @@ void pc_cli_parse(const char *name, int argc, char **argv, const struct option *
       case PC_OPT_REPEAT: common->repeat = (int)pc_parse_int("--repeat", optarg, 1, 100000); break;
       case PC_OPT_WARMUP: common->warmup = (int)pc_parse_int("--warmup", optarg, 0, 100000); break;
       case PC_OPT_QUIET: common->quiet = 1; break;
+      case PC_OPT_CHECK: common->check = 1; break;
       case PC_OPT_KERNELS:
         if (!strcmp(optarg, "tuned")) common->kernels = PC_KERNELS_TUNED;
         else if (!strcmp(optarg, "portable")) common->kernels = PC_KERNELS_PORTABLE;

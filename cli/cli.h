@@ -26,12 +26,13 @@ typedef struct {
   int quiet;              /* --quiet: no summary on stderr */
   unsigned long long seed;/* --seed */
   pc_kernels kernels;     /* --kernels tuned|portable (algorithms with tuned kernels; the others have the portable ones only) */
+  int check;              /* --check: recompute a sample of the results after the run (check.h) */
 } pc_common_opts;
 
 /* Long options every subcommand accepts; ids >= PC_OPT_COMMON_FIRST. */
 enum { PC_OPT_COMMON_FIRST = 1000, PC_OPT_SHAPE = PC_OPT_COMMON_FIRST, PC_OPT_THREADS, PC_OPT_ALLOW_HOST,
        PC_OPT_REPORT, PC_OPT_REPEAT, PC_OPT_WARMUP, PC_OPT_QUIET, PC_OPT_SEED, PC_OPT_HELP, PC_OPT_VERSION,
-       PC_OPT_KERNELS,
+       PC_OPT_KERNELS, PC_OPT_CHECK,
        PC_OPT_COMMON_END };
 
 /* Parses argv for subcommand `name`. `own` lists its options (terminated by a zeroed entry);

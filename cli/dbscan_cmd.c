@@ -2,6 +2,7 @@
  * dbscan_cmd.c - the `dbscan` subcommand: options, the parameters and results of its report,
  * labels. The run protocol (warm-up, repetitions, timing, summary) is run.c's.
  */
+#include "check.h"
 #include "cli.h"
 #include "commands.h"
 #include "data.h"
@@ -48,7 +49,8 @@ static const char usage[] =
     "  --labels FILE        write labels (.npy -> int32 array, else one per line)\n"
     "common options: --seed, --shape N,D, --threads T, --allow-host, --repeat R, --warmup W,\n"
     "  --report FILE (JSON: counts of clusters, core, border and noise points, phase times), --quiet,\n"
-    "  --kernels tuned|portable (DBSCAN has the portable loops only)\n";
+    "  --kernels tuned|portable (DBSCAN has the portable loops only), --check (after the run, a sample of\n"
+    "  points' neighbour counts, core flags and labels recomputed by brute force; exit 1 on a mismatch)\n";
 
 enum { OPT_EPS = 2000, OPT_MIN_PTS, OPT_INDEX, OPT_LABELS, OPT_METHOD, OPT_CHAINS, OPT_SEED_LIST, OPT_LEVELS, OPT_FANOUT };
 static const struct option own_options[] = {
@@ -98,6 +100,7 @@ typedef struct {
   const pc_points *pts;
   const db_params *params;
   int *labels;
+  unsigned char *is_core; /* --check: the core flags too (n bytes more from the device); else NULL */
   db_result res;
 } dbscan_run_ctx;
 
@@ -105,7 +108,7 @@ static int dbscan_once(void *ctx, int run, pc_sample *s) {
   _Static_assert((int)DB_NPHASES <= (int)PC_RUN_MAX_PHASES, "the run protocol holds the phases");
   dbscan_run_ctx *c = ctx;
   (void)run;
-  if (dbscan_run(c->pts->x, c->pts->n, c->pts->d, c->params, c->labels, NULL, &c->res) != 0) return -1;
+  if (dbscan_run(c->pts->x, c->pts->n, c->pts->d, c->params, c->labels, c->is_core, &c->res) != 0) return -1;
   s->total_s = c->res.total_s;
   memcpy(s->phase_s, c->res.phase_s, sizeof c->res.phase_s);
   return 0;
@@ -130,9 +133,15 @@ int pc_cmd_dbscan(int argc, char **argv) {
     if (!isfinite((double)pts.x[e] / o.eps))
       pc_die(PC_EXIT_USAGE, "dbscan: value %g divided by eps %g overflows the grid; rescale the data", (double)pts.x[e], o.eps);
 
-  dbscan_run_ctx run = {&pts, &params, pc_xalloc(n, sizeof(int), "labels"), {0}};
+  dbscan_run_ctx run = {&pts, &params, pc_xalloc(n, sizeof(int), "labels"), c.check ? pc_xalloc(n, 1, "core flags") : NULL,
+                        {0}};
   pc_run_repeat(&r, db_phase_names, DB_NPHASES, 0, dbscan_once, &run);
   const db_result res = run.res;
+  if (c.check) {
+    pc_check ck = {0};
+    pc_check_dbscan(&ck, pts.x, n, d, o.eps, (int)o.min_pts, run.labels, run.is_core);
+    pc_run_check(&r, &ck);
+  }
   if (o.labels_path && pc_write_labels(o.labels_path, run.labels, n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   pc_json *j = pc_run_report(&r);
   if (j) {
@@ -163,7 +172,7 @@ int pc_cmd_dbscan(int argc, char **argv) {
            o.min_pts, db_index_names[params.index], o.method == DB_METHOD_CHAINS ? "chains" : "union-find", res.clusters,
            res.core, res.border, res.noise);
   pc_run_finish(&r, what, NULL);
-  free(run.labels);
+  free(run.labels), free(run.is_core);
   pc_points_free(&pts);
   return PC_EXIT_OK;
 }

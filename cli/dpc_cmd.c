@@ -4,6 +4,7 @@
  * parameters and results of the report. The run protocol of the base run (warm-up, repetitions,
  * timing, summary) is run.c's.
  */
+#include "check.h"
 #include "cli.h"
 #include "commands.h"
 #include "data.h"
@@ -63,7 +64,8 @@ static const char usage[] =
     "common options: --seed, --shape N,D, --threads T, --allow-host, --repeat R, --warmup W (runs\n"
     "  without insertions only), --report FILE (JSON: parameters, clusters, distance computations,\n"
     "  phase times, per-batch times), --quiet, --kernels tuned|portable (density peaks has the\n"
-    "  portable loops only)\n";
+    "  portable loops only), --check (after the run, rho, delta and the dependent point of a sample\n"
+    "  of the points recomputed by brute force; exit 1 on a mismatch)\n";
 
 enum {
   OPT_DC = 2000, OPT_DC_PERCENT, OPT_DC_SAMPLES, OPT_PEAKS, OPT_RHO_MIN, OPT_DELTA_MIN, OPT_INDEX, OPT_LABELS,
@@ -377,6 +379,11 @@ int pc_cmd_dpc(int argc, char **argv) {
       m++;
     }
     free(map);
+  }
+  if (c.check) { /* the remaining points, in order: rows row[] of the input (all of them without deletions) */
+    pc_check ck = {0};
+    pc_check_dpc(&ck, pts.x, row, n_out, d, dc, rho, delta, dep);
+    pc_run_check(&r, &ck);
   }
   if (o.labels_path && pc_write_labels(o.labels_path, labels, n_out) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   if (o.graph_path) write_graph(o.graph_path, n_out, rho, delta, dep, labels, row);

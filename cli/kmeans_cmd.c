@@ -2,6 +2,7 @@
  * kmeans_cmd.c - the `kmeans` subcommand: options, initial centroids, outputs, the parameters
  * and results of the report. The run protocol (warm-up, repetitions, timing, summary) is run.c's.
  */
+#include "check.h"
 #include "cli.h"
 #include "commands.h"
 #include "data.h"
@@ -56,6 +57,10 @@ static const char usage[] =
     "  --kernels tuned|portable  the assign step's and the k-means++ seeding's kernels: this build's\n"
     "                       tuned ones where they exist and apply (default), or the portable OpenMP\n"
     "                       loops every compiler builds (the same labels)\n"
+    "  --check              after the run, one more assign pass from the final centroids, a sample of\n"
+    "                       its labels checked against the nearest centroid in double (near ties\n"
+    "                       within float rounding allowed) and its centroids against their clusters'\n"
+    "                       means; exit 1 on a mismatch\n"
     "  --quiet              no summary on stderr\n";
 
 enum { OPT_K = 'k', OPT_INIT = 2000, OPT_MAX_ITER, OPT_ITERATIONS, OPT_TOL, OPT_UPDATE, OPT_DISTANCE, OPT_LABELS, OPT_CENTROIDS };
@@ -167,6 +172,25 @@ static int kmeans_once(void *ctx, int run, pc_sample *s) {
   return 0;
 }
 
+/* --check: one more assign pass (and update) from the final centroids, with the run's kernels,
+ * checked against the nearest centroids and the clusters' means in double (check.h). */
+static void check_last_pass(pc_run *r, const km_params *params, const float *xt, size_t n, size_t d,
+                            const float *centroids, const int *labels, const km_result *res) {
+  const size_t k = (size_t)params->k;
+  km_params one = *params;
+  one.fixed_iter = 1;
+  float *after = pc_xalloc(k * d, sizeof *after, "check centroids");
+  int *pass_labels = pc_xalloc(n, sizeof *pass_labels, "check labels");
+  memcpy(after, centroids, k * d * sizeof *after);
+  km_result pass = {0};
+  if (km_run(xt, n, d, &one, after, pass_labels, &pass) != 0) pc_die(PC_EXIT_USAGE, "kmeans --check: %s", pc_last_error());
+  pc_check ck = {0};
+  const int settled = res->converged && res->last_changed == 0;
+  pc_check_kmeans(&ck, xt, n, d, (int)k, params->distance, centroids, pass_labels, after, settled ? labels : NULL);
+  pc_run_check(r, &ck);
+  free(after), free(pass_labels);
+}
+
 int pc_cmd_kmeans(int argc, char **argv) {
   kmeans_opts o = {.k = 0, .params = {.max_iter = 1000, .tol = -1.0, .update = KM_UPDATE_DEVICE}};
   pc_common_opts c;
@@ -205,6 +229,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
                         pc_xalloc((size_t)c.repeat * (size_t)iter_cap, sizeof(double), "iteration times"), 0, {0}};
   pc_run_repeat(&r, km_phase_names, KM_NPHASES, 1, kmeans_once, &run);
   const km_result *res = &run.res;
+  if (c.check) check_last_pass(&r, &o.params, xt, n, d, run.centroids, run.labels, res);
 
   if (o.labels_path && pc_write_labels(o.labels_path, run.labels, n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   if (o.centroids_path && pc_write_matrix(o.centroids_path, run.centroids, k, d) != 0)

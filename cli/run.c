@@ -52,11 +52,25 @@ void pc_run_repeat(pc_run *r, const char *const *names, int nphases, int has_ite
   r->total = pc_stats_of(r->total_s, (size_t)repeat);
 }
 
+void pc_run_check(pc_run *r, const pc_check *ck) {
+  pc_check_end(ck, r->subcommand);
+  r->check = *ck;
+  r->checked = 1;
+}
+
 pc_json *pc_run_report(pc_run *r) {
   if (!r->opts->report) return NULL;
   if (!r->reporting) {
     pc_json_run_header(&r->json, r->subcommand, &r->dev, r->input, r->generated, r->n, r->d, r->header_line);
     pc_json_str(&r->json, "kernels", pc_kernels_names[r->opts->kernels]);
+    if (r->checked) {
+      pc_json_object(&r->json, "check");
+      pc_json_bool(&r->json, "passed", 1);
+      pc_json_str(&r->json, "items", r->check.items);
+      pc_json_int(&r->json, "sampled", (long long)r->check.sampled);
+      pc_json_int(&r->json, "ties", (long long)r->check.ties);
+      pc_json_end_object(&r->json);
+    }
     r->reporting = 1;
   }
   return &r->json;
@@ -81,10 +95,14 @@ void pc_run_timing_end(pc_run *r) {
 void pc_run_finish(pc_run *r, const char *what, const char *tail) {
   if (r->reporting) pc_json_finish(&r->json, r->opts->report);
   if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  char checked[128] = "", ties[64] = "";
+  if (r->check.ties) snprintf(ties, sizeof ties, ", %zu near ties within float rounding", r->check.ties);
+  if (r->checked)
+    snprintf(checked, sizeof checked, "; check passed: %zu %s sampled%s", r->check.sampled, r->check.items, ties);
   if (!r->opts->quiet)
-    fprintf(stderr, "%s [%s, %s]: n=%zu d=%zu%s %s; run %.4g s median of %d%s\n", r->subcommand, pc_build_variant(),
+    fprintf(stderr, "%s [%s, %s]: n=%zu d=%zu%s %s; run %.4g s median of %d%s%s\n", r->subcommand, pc_build_variant(),
             r->dev.where, r->n, r->d, pc_header_note(NULL, r->header_line), what, r->total.median, r->opts->repeat,
-            tail ? tail : "");
+            tail ? tail : "", checked);
   for (int p = 0; p < r->nphases; p++) free(r->phase_s[p]);
   free(r->total_s);
   free(r->iterations);

@@ -8,6 +8,7 @@
  *   pc_run_start(&r, "dbscan", &common);             device up (or the program ends: no GPU)
  *   pc_run_load(&r, &points);                        INPUT read or generated
  *   pc_run_repeat(&r, names, NPHASES, 0, once, &ctx); W untimed, then R timed calls of once()
+ *   if (r.opts->check) { pc_check ck = {0}; pc_check_...(&ck, ...); pc_run_check(&r, &ck); }
  *   pc_json *j = pc_run_report(&r);                  NULL without --report
  *   if (j) { ...parameters, results...; pc_run_timing_begin(&r); ...; pc_run_timing_end(&r); }
  *   pc_run_finish(&r, what, tail);                   report written, outputs committed, summary
@@ -17,6 +18,7 @@
 #ifndef PC_RUN_H
 #define PC_RUN_H
 
+#include "check.h"
 #include "cli.h"
 #include "report.h"
 
@@ -47,6 +49,8 @@ typedef struct {
   pc_stats total;
   pc_json json;
   int reporting;
+  int checked;                         /* --check passed: */
+  pc_check check;                      /* what it compared */
 } pc_run;
 
 /* Brings up the device for subcommand `name` run with the common options *c (pc_device_init:
@@ -67,8 +71,12 @@ void pc_run_input(pc_run *r, int generated, size_t n, size_t d, size_t header_li
 void pc_run_repeat(pc_run *r, const char *const *names, int nphases, int has_iterations,
                    int (*once)(void *ctx, int run, pc_sample *s), void *ctx);
 
+/* The end of --check (check.h): a mismatch ends the program (status 1, no output committed);
+ * otherwise the report gets a "check" object and the summary says what was compared. */
+void pc_run_check(pc_run *r, const pc_check *ck);
+
 /* The JSON report (with --report), opened with the run header (program, subcommand, build,
- * device, input, n, d, header_skipped, the --kernels asked for): the command adds its parameters
+ * device, input, n, d, header_skipped, the --kernels asked for, and with --check what it compared): the command adds its parameters
  * and results to it. NULL without --report. */
 pc_json *pc_run_report(pc_run *r);
 
@@ -80,7 +88,7 @@ void pc_run_timing_end(pc_run *r);
 
 /* Writes the report, commits the outputs (output.h), prints the summary on stderr unless
  * --quiet: "<subcommand> [<variant>, <where>]: n=N d=D<header note> <what>; run T s median of
- * R<tail>" (tail may be NULL), and releases what r holds. */
+ * R<tail>[; check passed: ...]" (tail may be NULL), and releases what r holds. */
 void pc_run_finish(pc_run *r, const char *what, const char *tail);
 
 #endif

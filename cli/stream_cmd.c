@@ -4,6 +4,7 @@
  * assignment pass for labels and cost, outputs, the parameters and results of the report. The
  * run protocol (warm-up, repetitions, timing, summary) is run.c's.
  */
+#include "check.h"
 #include "cli.h"
 #include "commands.h"
 #include "data.h"
@@ -44,7 +45,9 @@ static const char usage[] =
     "common options: --seed S (default 1), --shape N,D, --threads T, --allow-host, --repeat R,\n"
     "  --warmup W, --report FILE (JSON: sizes, SSE of the points the centres answer for, phase\n"
     "  times), --quiet, --kernels tuned|portable (k-means' assign step and the k-means++ seeding:\n"
-    "  this build's tuned kernels, the default, or the portable loops; the same centres)\n";
+    "  this build's tuned kernels, the default, or the portable loops; the same centres)\n"
+    "  --check (after the run, the second pass's labels of a sample of rows checked against the nearest\n"
+    "  centre in double; exit 1 on a mismatch)\n";
 
 enum { OPT_K = 'k', OPT_BLOCK = 2000, OPT_EPSILON, OPT_WINDOW, OPT_QUERY_EVERY, OPT_MAX_ITER, OPT_UPDATE, OPT_CENTRES,
        OPT_LABELS };
@@ -134,9 +137,9 @@ int pc_cmd_stream(int argc, char **argv) {
   float *centres = run.centres;
 
   /* The second pass: labels of every point; the cost over the rows the centres answer for. */
-  int *labels = o.labels_path ? pc_xalloc(n, sizeof *labels, "labels") : NULL;
+  int *labels = o.labels_path || c.check ? pc_xalloc(n, sizeof *labels, "labels") : NULL;
   double sse = 0.0, cost_s = 0.0;
-  if (o.labels_path || c.report) {
+  if (labels || c.report) {
     const double t0 = pc_now();
     if (labels && res->first_row > 0) {
       double ignored;
@@ -149,6 +152,11 @@ int pc_cmd_stream(int argc, char **argv) {
     cost_s = pc_now() - t0;
   }
 
+  if (c.check) {
+    pc_check ck = {0};
+    pc_check_nearest_centres(&ck, src, 0, n, centres, (int)k, labels);
+    pc_run_check(&r, &ck);
+  }
   if (o.centres_path && pc_write_matrix(o.centres_path, centres, k, d) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   if (o.labels_path && pc_write_labels(o.labels_path, labels, n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   pc_json *j = pc_run_report(&r);

@@ -3,6 +3,7 @@
  * chunk, or a file), the optional assignment pass, outputs, the parameters and results of the
  * report. The run protocol (warm-up, repetitions, timing, summary) is run.c's.
  */
+#include "check.h"
 #include "cli.h"
 #include "commands.h"
 #include "data.h"
@@ -39,7 +40,10 @@ static const char usage[] =
     "common options: --seed S (default 1), --shape N,D, --threads T, --allow-host, --repeat R,\n"
     "  --warmup W, --report FILE (JSON: sizes, cost after a second pass, phase times), --quiet,\n"
     "  --kernels tuned|portable (the D^2 sampling's distance passes: this build's tuned ones, the\n"
-    "  default, or the portable loops; the same centres)\n";
+    "  default, or the portable loops; the same centres)\n"
+    "  --check (after the run, the second pass's labels of a sample of rows checked against the nearest\n"
+    "  centre in double, the kept points' weights against n, the centres against the kept points;\n"
+    "  exit 1 on a mismatch)\n";
 
 enum { OPT_K = 'k', OPT_CHUNK_SIZE = 2000, OPT_REPETITIONS, OPT_SEARCH_ARITY, OPT_CENTRES, OPT_LABELS, OPT_KEPT };
 static const struct option own_options[] = {
@@ -118,8 +122,8 @@ int pc_cmd_streamkm(int argc, char **argv) {
   const skm_result *res = &run.res;
 
   /* The second pass, for labels and for the cost the report gives. */
-  const int assign = o.labels_path || c.report;
-  int *labels = o.labels_path ? pc_xalloc(n, sizeof *labels, "labels") : NULL;
+  const int assign = o.labels_path || c.report || c.check;
+  int *labels = o.labels_path || c.check ? pc_xalloc(n, sizeof *labels, "labels") : NULL;
   double cost = 0.0, assign_s = 0.0;
   if (assign) {
     const double t0 = pc_now();
@@ -127,6 +131,12 @@ int pc_cmd_streamkm(int argc, char **argv) {
     assign_s = pc_now() - t0;
   }
 
+  if (c.check) {
+    pc_check ck = {0};
+    pc_check_nearest_centres(&ck, src, 0, n, run.centres, (int)k, labels);
+    pc_check_kept_points(&ck, src, res->kept_row, res->kept_weight, res->kept, run.centres, (int)k);
+    pc_run_check(&r, &ck);
+  }
   if (o.centres_path && pc_write_matrix(o.centres_path, run.centres, k, d) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   if (o.labels_path && pc_write_labels(o.labels_path, labels, n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   if (o.kept_path && write_kept(o.kept_path, res) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());

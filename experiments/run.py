@@ -49,6 +49,8 @@ from spec import ExperimentError, config_id, configurations, fill, select_experi
 EXPERIMENTS_DIR = Path(__file__).resolve().parent
 SCALES = ("smoke", "default", "paper")
 EXIT_NO_DEVICE = 3
+EXIT_CHECK_FAILED = 1
+CHECK_FAILED = "--check: the results are wrong"   # the programs' last line when a check fails
 FIELDS = ["experiment", "scale", "config", "variant", "program", "status", "reason", "repetition", "dataset",
           "n", "d", "k", "params", "iterations", "converged", "sse", "clusters", "noise", "load_s", "total_s",
           "h2d_s", "assign_s", "update_s", "index_s", "core_s", "connect_s", "label_s", "d2h_s", "generation_s",
@@ -56,9 +58,11 @@ FIELDS = ["experiment", "scale", "config", "variant", "program", "status", "reas
           "delta_s", "assignment_s", "distances", "all_pairs", "batches", "batch_s", "restart_s", "batch_distances",
           "exit_status",
           "compiler", "flags", "git_commit", "host_cpu", "threads", "gpu", "where", "timestamp", "command",
-          "build", "binary_sha256"]
-# The build columns come last, so that the CSVs of older runners (reference/*.csv) read the same;
-# their rows have no build, which counts as another build (see row_build).
+          "build", "binary_sha256", "verified"]
+# The build columns and `verified` come last, so that the CSVs of older runners (reference/*.csv)
+# read the same; their rows have no build, which counts as another build (see row_build).
+# verified: every run passes --check (cli/check.h): "yes" when the report says it passed, "no"
+# when the program found its results wrong (then the row's status is "failed"), else empty.
 BUILD_FIELDS = ("compiler", "flags", "git_commit", "build", "binary_sha256")
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 STOP_GRACE_S = 5        # a child's time to end on SIGTERM (and remove its staged outputs) before SIGKILL
@@ -305,7 +309,7 @@ def measure(exp, scale, params, variant, ctx):
         cmd = [str(program)] + [fill(a, values) for a in exp["command"]] + variant.get("args", []) + [
             "--repeat", str(variant.get("repeat", spec.get("repeat", 1))),
             "--warmup", str(variant.get("warmup", spec.get("warmup", 0))),
-            "--report", str(report_path), "--quiet"]
+            "--report", str(report_path), "--quiet", "--check"]
         base["command"] = " ".join(cmd[:1] + [c for c in cmd[1:] if c != str(report_path)])
         rc, _, err = run_child(cmd, spec["budget_s"])
         if rc is None:
@@ -314,6 +318,8 @@ def measure(exp, scale, params, variant, ctx):
             return status_row("no-device", last_line(err), exit_status=rc)
         if rc < 0:
             return status_row("crashed", f"killed by signal {-rc}: {last_line(err)}", exit_status=rc)
+        if rc == EXIT_CHECK_FAILED and CHECK_FAILED in err:
+            return status_row("failed", last_line(err), exit_status=rc, verified="no")
         if rc != 0:
             return status_row("failed", last_line(err) or f"exit status {rc}", exit_status=rc)
         try:
@@ -329,7 +335,7 @@ def measure(exp, scale, params, variant, ctx):
                   k=rep.get("k", ""), converged=int(rep["converged"]) if "converged" in rep else "",
                   sse=repr(float(rep["sse"])) if "sse" in rep else repr(float(rep["cost"])) if "cost" in rep else "",
                   clusters=rep.get("clusters", ""),
-                  noise=rep.get("noise", ""))
+                  noise=rep.get("noise", ""), verified="yes")
     if rep.get("subcommand") == "dpc":
         common.update(dpc_columns(rep))
     rows = []
@@ -356,12 +362,14 @@ def dpc_columns(rep):
 
 
 def self_check(rep):
-    """Raises ValueError unless a report has timed runs and a sane quality measure (a finite,
+    """Raises ValueError unless a report has timed runs, a passed --check and a sane quality measure (a finite,
     non-negative SSE and at least one iteration for k-means and stream, a finite non-negative
     cost for streamkm; consistent counts for DBSCAN; at least one cluster and a distance count for
     density peaks)."""
     if not rep["runs"]:
         raise ValueError("no timed run")
+    if not rep.get("check", {}).get("passed"):
+        raise ValueError("the report has no passed --check")
     if "sse" in rep:
         sse = float(rep["sse"])
         if sse != sse or sse < 0 or rep["iterations"] < 1:

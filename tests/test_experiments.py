@@ -111,6 +111,7 @@ def test_smoke_run_produces_well_formed_rows(smoke):
             for key in ("compiler", "flags", "git_commit", "threads", "where", "command", "n", "d"):
                 assert r[key] != "", (key, r)
             assert r["program"] in r["where"] or r["program"] in ("seq", "omp") or "GPU" in r["where"]
+            assert r["verified"] == "yes" and "--check" in r["command"]  # every run passes --check
         else:
             assert r["reason"], r
         if r["program"] == "gpu" and r["status"] == "ok":
@@ -182,6 +183,25 @@ def test_failures_and_timeouts_are_recorded_and_the_suite_goes_on(tmp_path):
     proc = runner(tmp_path / "res", "--scale", "smoke", "--experiment", exp, "--retry-failed")
     assert proc.returncode == 0
     assert len([r for r in rows_of(tmp_path / "res") if r["experiment"] == "bad" and r["status"] == "failed"]) == 2
+
+
+def test_a_failed_check_is_recorded_as_not_verified(tmp_path):
+    """A program whose --check finds its results wrong (the planted-fault build standing in for the
+    seq program) gives a failed row with verified = no and the program's reason."""
+    faulty = bin_dir() / "pragmaclust-seq-fault"
+    if not faulty.is_file():
+        pytest.skip(f"{faulty} is not built (make bin/pragmaclust-seq-fault)")
+    bins = tmp_path / "bin"
+    bins.mkdir()
+    (bins / "pragmaclust-seq").symlink_to(faulty)
+    exp = write_experiment(tmp_path / "wrong.toml", ["kmeans", "{input}", "-k", "4"], "{ n = [500] }")
+    proc = subprocess.run([sys.executable, str(RUNNER), "--bin", str(bins), "--results", str(tmp_path / "res"),
+                           "--scale", "smoke", "--experiment", str(exp)], capture_output=True, text=True, timeout=120,
+                          cwd=REPO_ROOT)
+    assert proc.returncode == 0, proc.stderr
+    [row] = rows_of(tmp_path / "res")
+    assert (row["status"], row["verified"], row["exit_status"]) == ("failed", "no", "1")
+    assert "--check: the results are wrong" in row["reason"]
 
 
 def test_ctrl_c_leaves_a_valid_resumable_csv(tmp_path):
