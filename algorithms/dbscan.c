@@ -278,7 +278,7 @@ DEV_FUNCS_END
 /* The schedule of the loops that walk neighbourhoods. Positions follow space, so the dense
  * parts of the data are contiguous: on the host, small dynamic chunks keep the threads evenly
  * loaded; on the GPU, consecutive positions in a warp read the same cells. */
-#define DB_NEIGHBOUR_LOOP HOST_ONLY(schedule(dynamic, 256)) GPU_ONLY(thread_limit(PC_GPU_THREADS))
+#define DB_NEIGHBOUR_LOOP HOST_ONLY(schedule(dynamic, 256)) GPU_THREADS
 
 /* The index as the functions below receive it: scalars, and the device arrays one by one (so that
  * each is translated to its device address when a target region captures it). */
@@ -425,7 +425,7 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
       for (size_t t = 0; t < window; t++) start_rank[t] = owner[base + t] == DB_UNCLAIMED;
       const long found = pc_exclusive_scan(start_rank, window);
       size_t untaken = window; /* the first unclaimed point left for a later round */
-      PAR_FOR(reduction(min : untaken) GPU_ONLY(num_teams(pc_reduction_teams(window)) thread_limit(PC_GPU_THREADS)))
+      PAR_FOR(reduction(min : untaken) GPU_REDUCTION(window))
       for (size_t t = 0; t < window; t++) {
         const long rank = start_rank[t], next = t + 1 < window ? start_rank[t + 1] : found;
         if (next == rank) continue; /* claimed */
@@ -462,14 +462,14 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
       }
     }
     long active = 0;
-    PAR_FOR(reduction(+ : active) GPU_ONLY(num_teams(pc_reduction_teams((size_t)chains)) thread_limit(PC_GPU_THREADS)))
+    PAR_FOR(reduction(+ : active) GPU_REDUCTION((size_t)chains))
     for (int c = 0; c < chains; c++) active += slot_uid[c] >= 0;
     if (active == 0 && scan_from >= n) break;
     if (active == 0) continue; /* the window held no unclaimed point: scan on */
     result->rounds++;
 
     /* Cluster expansion: one team per chain. */
-    PAR_TEAMS_FOR(num_teams(pc_device_teams(chains)) thread_limit(DB_CHAIN_THREADS))
+    PAR_TEAMS_FOR(GPU_TEAMS(chains, DB_CHAIN_THREADS))
     for (int c = 0; c < chains; c++) {
       const int uid = slot_uid[c];
       if (uid < 0) continue;

@@ -40,7 +40,7 @@ static void leaf_balls(dpc_state *s) {
   int *lctr = pc_xalloc(nleaves, sizeof *lctr, "leaf centres");
   double *lrad = pc_xalloc(nleaves, sizeof *lrad, "leaf radii");
   DEV_ENTER(map(alloc : lctr[0 : nleaves], lrad[0 : nleaves]))
-  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_THREADS)
   for (size_t leaf = 0; leaf < nleaves; leaf++) {
     const size_t base = leaf * VPT_LEAF;
     const int cnt = lcount[leaf];
@@ -161,7 +161,7 @@ static void leaf_lists(dpc_state *s) {
   long *work = s->work;
   long *lnoff = pc_xalloc(nleaves + 1, sizeof *lnoff, "candidate leaf offsets");
   DEV_ENTER(map(alloc : lnoff[0 : nleaves + 1]))
-  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_THREADS)
   for (size_t leaf = 0; leaf <= nleaves; leaf++) { /* the entry after the last leaf (0) takes the total */
     long nc = 0;
     if (leaf < nleaves && lcount[leaf] > 0) {
@@ -175,7 +175,7 @@ static void leaf_lists(dpc_state *s) {
   const long total = pc_exclusive_scan(lnoff, nleaves + 1);
   int *lnear = pc_xalloc((size_t)total, sizeof *lnear, "candidate leaves");
   DEV_ENTER(map(alloc : lnear[0 : total]))
-  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_THREADS)
   for (size_t leaf = 0; leaf < nleaves; leaf++) {
     if (lcount[leaf] == 0) continue;
     const vpt_view v = VPT_VIEW;
@@ -262,7 +262,7 @@ static int *dense_lists(dpc_state *s) {
   const long *lnoff = s->lnoff;
   int *lndense = pc_xalloc(nleaves, sizeof *lndense, "denser candidate leaves");
   DEV_ENTER(map(alloc : lndense[0 : nleaves]))
-  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_THREADS)
   for (size_t leaf = 0; leaf < nleaves; leaf++) {
     const unsigned long long *leafkey = maxkey + ninternal;
     unsigned long long kmin = ~0ULL;

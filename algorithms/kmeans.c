@@ -83,7 +83,7 @@ void km_transpose(const float *x, size_t n, size_t d, float *xt) {
 static long km_assign_portable(const float *restrict xt, const float *restrict cs, const float *restrict cn,
                                int *restrict labels, size_t n, size_t d, int kpad, int direct) {
   long changed = 0;
-  PAR_FOR(reduction(+ : changed) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(reduction(+ : changed) GPU_REDUCTION(n))
   for (size_t i = 0; i < n; i++) {
     float best = INFINITY;
     int best_c = 0;
@@ -131,7 +131,7 @@ static void km_prepare(const float *restrict ct, const float *restrict offset, f
                        float *restrict cs_lo, float *restrict cn, double *restrict norm_parts, size_t d, int k,
                        int kpad, int direct, int split, int dimension_major, int skip_copy) {
   const size_t entries = skip_copy ? 0 : d * (size_t)kpad;
-  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(GPU_THREADS)
   for (size_t e = 0; e < entries; e++) { /* feature j of centroid c: every entry on its own */
     const size_t j = entries <= UINT_MAX ? (unsigned)e / (unsigned)kpad : e / (size_t)kpad; /* see km_finalize */
     const int c = (int)(e - j * (size_t)kpad);
@@ -152,7 +152,7 @@ static void km_prepare(const float *restrict ct, const float *restrict offset, f
    * a thread per centroid over all d features took 408 us at k = d = 1000 on an H200; over
    * all d features in a loop of loads alone, 125 us on an H100). */
   const size_t chunks = direct ? 0 : (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK, parts = chunks * (size_t)kpad;
-  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(GPU_THREADS)
   for (size_t e = 0; e < parts; e++) {
     const size_t q = e / (size_t)kpad, c = e - q * (size_t)kpad;
     const size_t end = (q + 1) * KM_NORM_CHUNK < d ? (q + 1) * KM_NORM_CHUNK : d;
@@ -163,7 +163,7 @@ static void km_prepare(const float *restrict ct, const float *restrict offset, f
     }
     norm_parts[e] = part;
   }
-  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(GPU_THREADS)
   for (int c = 0; c < kpad; c++) {
     double norm = 0.0;
     for (size_t q = 0; q < chunks; q++) norm += norm_parts[q * (size_t)kpad + (size_t)c];
@@ -362,7 +362,7 @@ static km_update_plan km_plan_update(size_t n, size_t d, int k) {
 static void km_fixed_scales(const float *restrict xt, size_t n, size_t d, size_t ranges, float *restrict part,
                             float *restrict scale, double *restrict unscale) {
   const size_t units = d * ranges;
-  PAR_TEAMS_FOR(num_teams(pc_device_teams((int)units)) thread_limit(KM_UPDATE_THREADS))
+  PAR_TEAMS_FOR(GPU_TEAMS((int)units, KM_UPDATE_THREADS))
   for (size_t u = 0; u < units; u++) {
     const size_t j = u % d, lo = n * (u / d) / ranges, hi = n * (u / d + 1) / ranges;
     float top = 0.0f;
@@ -420,7 +420,7 @@ static void km_accumulate_by_dimension(const float *restrict xt, const int *rest
                                        const float *restrict scale, size_t n, size_t d, int k, km_update_plan p) {
   const size_t row = d + 1, ranges = (size_t)p.ranges;
   const int units = (int)(row * ranges);
-  PAR_TEAMS_FOR(num_teams(pc_device_teams(units)) thread_limit(KM_UPDATE_THREADS))
+  PAR_TEAMS_FOR(GPU_TEAMS(units, KM_UPDATE_THREADS))
   for (int u = 0; u < units; u++) {
     km_team_word local[KM_SUM_WORDS * KM_TEAM_SUMS];
     TEAM_LOCAL(local)
@@ -465,7 +465,7 @@ static void km_accumulate(const float *restrict xt, const int *restrict labels, 
                           const float *restrict scale, size_t n, size_t d, int k, km_update_plan p) {
   const size_t row = d + 1, copies = p.copies, len = copies * row * (size_t)k;
   if (p.method != KM_SUMS_BY_DIMENSION || p.ranges > 1) { /* by dimension in one range stores every value */
-    PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+    PAR_FOR(GPU_THREADS)
     for (size_t e = 0; e < len; e++) sums[e] = 0;
   }
   if (p.method == KM_SUMS_WHOLE) {
@@ -478,7 +478,7 @@ static void km_accumulate(const float *restrict xt, const int *restrict labels, 
   }
 
   /* The one loop where variants differ in method: reduction on the CPU, atomics on the GPU. */
-  PAR_FOR(HOST_ONLY(reduction(+ : sums[0 : len])) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(HOST_ONLY(reduction(+ : sums[0 : len])) GPU_THREADS)
   for (size_t i = 0; i < n; i++) {
     km_fixed *copy = sums + i % copies * row * (size_t)k + (size_t)labels[i];
     for (size_t j = 0; j < d; j++) {
@@ -571,7 +571,7 @@ static double km_finalize(const km_fixed *restrict sums, const double *restrict 
 static double km_sse(const float *restrict xt, const float *restrict ct, const int *restrict labels, size_t n, size_t d,
                      int kpad) {
   double sse = 0.0;
-  PAR_FOR(reduction(+ : sse) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(reduction(+ : sse) GPU_REDUCTION(n))
   for (size_t i = 0; i < n; i++) {
     const int c = labels[i];
     double s = 0.0;

@@ -82,7 +82,7 @@ static km_layout km_plan(size_t n, int kpad) {
 static long km_merge_splits(int *restrict labels, const float *restrict part_d, const int *restrict part_c, size_t n,
                             int splits) {
   long changed = 0;
-  PAR_FOR(reduction(+ : changed) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(reduction(+ : changed) GPU_REDUCTION(n))
   for (size_t i = 0; i < n; i++) {
     float best = part_d[i];
     int best_c = part_c[i];

@@ -220,7 +220,7 @@ long km_gemm_assign(const km_gemm_scratch *s, const float *xt, const float *cs, 
     r = km_cublas.cu_ctx_synchronize(); /* the GEMM is done before the kernel below reads dots */
     if (r != 0) return pc_fail("--distance gemm: the GEMM failed: %s (%d)", km_cu_error(r), r);
 
-    PAR_FOR(reduction(+ : changed) GPU_ONLY(is_device_ptr(dots) num_teams(pc_reduction_teams(m)) thread_limit(PC_GPU_THREADS)))
+    PAR_FOR(reduction(+ : changed) GPU_ONLY(is_device_ptr(dots)) GPU_REDUCTION(m))
     for (size_t i = 0; i < m; i++) {
       float best = INFINITY;
       int best_c = 0;

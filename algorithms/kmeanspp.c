@@ -176,7 +176,7 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
                      const double *uniforms, long *picks, size_t stride, int arity) {
   const size_t blocks = kmpp_blocks(n), parts = (size_t)arity, all = (size_t)runs * (size_t)draws;
   if (arity <= 2) { /* a team per run: its offsets (in order), then a thread per draw, KMPP_THREAD_PROBES-ary search */
-    PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams(runs)) thread_limit(KMPP_PICK_THREADS)))
+    PAR_TEAMS_FOR(GPU_TEAMS(runs, KMPP_PICK_THREADS))
     for (int e = 0; e < runs; e++) {
       double *run_offsets = offsets + (size_t)e * (blocks + 1);
       const double *local = wheel + (size_t)e * n;
@@ -206,14 +206,14 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
     }
     return;
   }
-  PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams(runs)) thread_limit(KMPP_PICK_THREADS)))
+  PAR_TEAMS_FOR(GPU_TEAMS(runs, KMPP_PICK_THREADS))
   for (int e = 0; e < runs; e++) {
     double tile[KMPP_TOTALS_TILE + 1];
     TEAM_LOCAL(tile)
     kmpp_team_offsets(block_sums + (size_t)e * blocks, blocks, offsets + (size_t)e * (blocks + 1), tile);
   }
   /* Okuda's search: a team of `arity` threads per draw */
-  PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams((int)all)) thread_limit(arity)))
+  PAR_TEAMS_FOR(GPU_TEAMS((int)all, arity))
   for (size_t t = 0; t < all; t++) {
     const size_t e = t / (size_t)draws, q = t % (size_t)draws;
     const double *local = wheel + e * n;
@@ -251,7 +251,7 @@ static void kmpp_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh
   const size_t teams = spans * (size_t)s->runs;
   const int draws = s->draws;
   double *dist = s->dist, *wheel = s->wheel, *block_sums = s->block_sums;
-  PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams((int)teams)) thread_limit(KMPP_PORTABLE_THREADS)))
+  PAR_TEAMS_FOR(GPU_TEAMS((int)teams, KMPP_PORTABLE_THREADS))
   for (size_t t = 0; t < teams; t++) {
     const size_t e = t / spans, begin = (t % spans) * KMPP_TEAM_POINTS;
     const size_t end = begin + KMPP_TEAM_POINTS < n ? begin + KMPP_TEAM_POINTS : n;

@@ -226,7 +226,7 @@ static int kmpp_gpu_nearest(const kmpp_points *p, const long *row, size_t count,
   const size_t n = p->n, d = p->d, ps = p->point_stride, ds = p->dim_stride;
   if (!pc_offloading() || d > KMPP_REG_DIMS) return 0;
   const size_t teams = (n + KMPP_NEAREST_POINTS - 1) / KMPP_NEAREST_POINTS;
-  PAR_TEAMS_FOR(num_teams(pc_device_teams((int)teams)) thread_limit(KMPP_NEAREST_POINTS))
+  PAR_TEAMS_FOR(GPU_TEAMS((int)teams, KMPP_NEAREST_POINTS))
   for (size_t t = 0; t < teams; t++) {
     const size_t begin = t * KMPP_NEAREST_POINTS, end = begin + KMPP_NEAREST_POINTS < n ? begin + KMPP_NEAREST_POINTS : n;
     double staged[KMPP_NEAREST_TILE * KMPP_REG_DIMS] __attribute__((aligned(64))), best[KMPP_NEAREST_POINTS];

@@ -55,7 +55,7 @@ static void skm_count_served(const int *nearest, size_t n, size_t centres, long 
   for (size_t c = 0; c < centres; c++) served[c] = 0;
   for (size_t first = 0; first < centres; first += SKM_TEAM_BINS) {
     const size_t bins = centres - first < SKM_TEAM_BINS ? centres - first : SKM_TEAM_BINS;
-    PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams((int)teams)) thread_limit(PC_GPU_THREADS)))
+    PAR_TEAMS_FOR(GPU_TEAMS((int)teams, PC_GPU_THREADS))
     for (size_t t = 0; t < teams; t++) {
       unsigned counts[SKM_TEAM_BINS];
       TEAM_LOCAL(counts)
