@@ -24,6 +24,7 @@
  */
 #include "dbscan.h"
 #include "device.h"
+#include "knobs.h"
 #include "par.h"
 #include "scan.h"
 #include "util.h"
@@ -32,6 +33,33 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
+ * overrides one, `info` lists them and a report names those changed (knobs.h). */
+/* seeds one team takes from its chain per launch (chains) */
+#define DB_SEEDS_PER_LAUNCH_DEFAULT 32
+#ifndef DB_SEEDS_PER_LAUNCH
+#define DB_SEEDS_PER_LAUNCH DB_SEEDS_PER_LAUNCH_DEFAULT
+#endif
+PC_KNOB(DB_SEEDS_PER_LAUNCH)
+/* GPU threads per chain's team */
+#define DB_CHAIN_THREADS_DEFAULT 128
+#ifndef DB_CHAIN_THREADS
+#define DB_CHAIN_THREADS DB_CHAIN_THREADS_DEFAULT
+#endif
+PC_KNOB(DB_CHAIN_THREADS)
+/* candidate ranges a chain's team searches per parallel loop (the 3^3 grid cells of d = 3 fit) */
+#define DB_RANGE_BATCH_DEFAULT 32
+#ifndef DB_RANGE_BATCH
+#define DB_RANGE_BATCH DB_RANGE_BATCH_DEFAULT
+#endif
+PC_KNOB(DB_RANGE_BATCH)
+/* positions the search for new chain starts looks at per launch, at least */
+#define DB_START_WINDOW_DEFAULT ((size_t)1 << 16)
+#ifndef DB_START_WINDOW
+#define DB_START_WINDOW DB_START_WINDOW_DEFAULT
+#endif
+PC_KNOB(DB_START_WINDOW)
 
 const char *const db_index_names[3] = {"none", "grid", "directory"};
 const char *const db_phase_names[DB_NPHASES] = {"h2d", "index", "core", "connect", "label", "d2h"};
@@ -323,17 +351,9 @@ static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, in
 }
 
 /* Seeds one team takes from its chain per launch, and threads per chain on the GPU. */
-#ifndef DB_SEEDS_PER_LAUNCH
-#define DB_SEEDS_PER_LAUNCH 32
-#endif
-#ifndef DB_CHAIN_THREADS
-#define DB_CHAIN_THREADS 128
-#endif
 /* Candidate ranges a chain's team searches per parallel loop (the 3^3 grid cells of d = 3 fit). */
-#define DB_RANGE_BATCH 32
 /* Positions the search for new chain starts looks at per launch, at least (chains: a window, so
  * that a launch costs no pass over all points). */
-#define DB_START_WINDOW ((size_t)1 << 16)
 
 /*
  * CUDA-DClust (section 5): `chains` cluster expansions run at once, one team per chain, the

@@ -77,6 +77,17 @@ const char *const dpc_search_names[2] = {"point", "leaf"};
 
 #include "dpc_tree.h"
 
+/* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
+ * overrides one, `info` lists them and a report names those changed (knobs.h). */
+/* Leaf-splitting rounds allowed after a build before the tree is rebuilt instead. */
+#define VPT_EXTRA_LEVELS_DEFAULT 4
+#ifndef VPT_EXTRA_LEVELS
+#define VPT_EXTRA_LEVELS VPT_EXTRA_LEVELS_DEFAULT
+#endif
+PC_KNOB(VPT_EXTRA_LEVELS)
+/* Leaves the incremental delta's leaf filter lists per leaf (dpc_tree.h). */
+PC_KNOB(VPT_CAND)
+
 /* An index in [0, m) from draw number `counter` (u * m can round up to m when u is just below 1). */
 static size_t dpc_draw(uint64_t seed, uint64_t counter, size_t m) {
   const size_t i = (size_t)(pc_hash_uniform(seed, DPC_STREAM, counter) * (double)m);

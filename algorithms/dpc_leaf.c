@@ -30,6 +30,22 @@
 #include "dpc_tree.h"
 #include "scan.h"
 
+/* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
+ * overrides one, `info` lists them and a report names those changed (knobs.h). */
+/* The per-leaf searches (--rho-search / --delta-search leaf): candidate leaves a team takes per
+ * round, and the team-local room for their points' coordinates (8 KB: 32 leaves of 2-d points).
+ * Leaves of more than DPC_STAGE_FLOATS coordinates are read from the leaf copies in place. */
+#define DPC_LEAF_LIST_DEFAULT 32
+#ifndef DPC_LEAF_LIST
+#define DPC_LEAF_LIST DPC_LEAF_LIST_DEFAULT
+#endif
+PC_KNOB(DPC_LEAF_LIST)
+#define DPC_STAGE_FLOATS_DEFAULT 2048
+#ifndef DPC_STAGE_FLOATS
+#define DPC_STAGE_FLOATS DPC_STAGE_FLOATS_DEFAULT
+#endif
+PC_KNOB(DPC_STAGE_FLOATS)
+
 /* Every leaf's ball (leaf_lists' first pass): its centre, the member whose farthest member is
  * nearest (lctr: its slot in the leaf), and the radius reaching its farthest member (lrad). */
 static void leaf_balls(dpc_state *s) {

@@ -42,6 +42,7 @@
 #include "device.h"
 #include "kmeans_gemm.h"
 #include "kmeans_tuned.h"
+#include "knobs.h"
 #include "par.h"
 #include "util.h"
 
@@ -57,6 +58,80 @@
 
 const char *const km_phase_names[KM_NPHASES] = {"h2d", "assign", "update", "d2h"};
 const char *const km_distance_names[KM_NDISTANCES] = {"direct", "dot", "gemm", "gemm-tf32", "dot-3xtf32"};
+
+/* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
+ * overrides one, `info` lists them and a report names those changed (knobs.h). */
+/* sums (k * (d + 1)) a team keeps in team-local memory (whole-cluster sums) */
+#define KM_TEAM_SUMS_DEFAULT 4096
+#ifndef KM_TEAM_SUMS
+#define KM_TEAM_SUMS KM_TEAM_SUMS_DEFAULT
+#endif
+PC_KNOB(KM_TEAM_SUMS)
+/* where both fit: 1 sums by dimension, 0 by whole clusters, auto by KM_BY_DIMENSION_ABOVE */
+#define KM_UPDATE_BY_DIMENSION_DEFAULT auto
+#ifndef KM_UPDATE_BY_DIMENSION
+#define KM_UPDATE_BY_DIMENSION KM_UPDATE_BY_DIMENSION_DEFAULT
+#endif
+PC_KNOB(KM_UPDATE_BY_DIMENSION)
+/* auto: whole clusters while k * (d + 1) <= this */
+#define KM_BY_DIMENSION_ABOVE_DEFAULT KM_TEAM_SUMS
+#ifndef KM_BY_DIMENSION_ABOVE
+#define KM_BY_DIMENSION_ABOVE KM_BY_DIMENSION_ABOVE_DEFAULT
+#endif
+PC_KNOB(KM_BY_DIMENSION_ABOVE)
+/* GPU threads per team of the team-local methods */
+#define KM_UPDATE_THREADS_DEFAULT PC_GPU_THREADS
+#ifndef KM_UPDATE_THREADS
+#define KM_UPDATE_THREADS KM_UPDATE_THREADS_DEFAULT
+#endif
+PC_KNOB(KM_UPDATE_THREADS)
+/* room for the copies of the shared sums (GPU) */
+#define KM_SUM_COPY_BYTES_DEFAULT (8u << 20)
+#ifndef KM_SUM_COPY_BYTES
+#define KM_SUM_COPY_BYTES KM_SUM_COPY_BYTES_DEFAULT
+#endif
+PC_KNOB(KM_SUM_COPY_BYTES)
+/* most copies of the shared sums (GPU) */
+#define KM_MAX_SUM_COPIES_DEFAULT 64
+#ifndef KM_MAX_SUM_COPIES
+#define KM_MAX_SUM_COPIES KM_MAX_SUM_COPIES_DEFAULT
+#endif
+PC_KNOB(KM_MAX_SUM_COPIES)
+/* Teams of the team-local update methods per multiprocessor (GPU). */
+#define KM_GPU_UPDATE_TEAMS_PER_SM_DEFAULT 4
+#ifndef KM_GPU_UPDATE_TEAMS_PER_SM
+#define KM_GPU_UPDATE_TEAMS_PER_SM KM_GPU_UPDATE_TEAMS_PER_SM_DEFAULT
+#endif
+PC_KNOB(KM_GPU_UPDATE_TEAMS_PER_SM)
+/* Points whose labels and values a thread of the team-local methods loads before it adds them:
+ * several on the GPU; one on the CPU, whose out-of-order core overlaps the loads itself. */
+#if defined(PC_VARIANT_GPU)
+#define KM_UPDATE_BATCH_DEFAULT 8
+#else
+#define KM_UPDATE_BATCH_DEFAULT 1
+#endif
+#ifndef KM_UPDATE_BATCH
+#define KM_UPDATE_BATCH KM_UPDATE_BATCH_DEFAULT
+#endif
+PC_KNOB(KM_UPDATE_BATCH)
+/* Most teams of km_finalize per multiprocessor (GPU). */
+#define KM_FINALIZE_TEAMS_PER_SM_DEFAULT 2
+#ifndef KM_FINALIZE_TEAMS_PER_SM
+#define KM_FINALIZE_TEAMS_PER_SM KM_FINALIZE_TEAMS_PER_SM_DEFAULT
+#endif
+PC_KNOB(KM_FINALIZE_TEAMS_PER_SM)
+/* Entries a thread of km_finalize loads before it stores any (GPU; 1 on the CPU). */
+#if defined(PC_VARIANT_GPU)
+#define KM_FINALIZE_BATCH_DEFAULT 4
+#else
+#define KM_FINALIZE_BATCH_DEFAULT 1
+#endif
+#ifndef KM_FINALIZE_BATCH
+#define KM_FINALIZE_BATCH KM_FINALIZE_BATCH_DEFAULT
+#endif
+PC_KNOB(KM_FINALIZE_BATCH)
+/* Centroids per tile of the assign step's copy of the centroids (kmeans_tuned.h). */
+PC_KNOB(KM_TILE)
 
 /* Full unrolling keeps the GPU's per-thread arrays of the update step in registers (the CPU's
  * loops leave it to the compiler, which vectorises them better). */
@@ -255,15 +330,6 @@ DEV_FUNCS_END
  * fit) or auto: whole clusters while k * (d + 1) <= KM_BY_DIMENSION_ABOVE, by default wherever
  * they fit (on the CPU as fast or faster: 11 against 13 ms at n = 4M, d = 8, k = 256; not yet
  * compared on a GPU). */
-#ifndef KM_TEAM_SUMS
-#define KM_TEAM_SUMS 4096
-#endif
-#ifndef KM_UPDATE_BY_DIMENSION
-#define KM_UPDATE_BY_DIMENSION auto
-#endif
-#ifndef KM_BY_DIMENSION_ABOVE
-#define KM_BY_DIMENSION_ABOVE KM_TEAM_SUMS
-#endif
 /* KM_SETTING(KM_BY_DIMENSION_, KM_UPDATE_BY_DIMENSION) is 0, 1 or -1 (auto); another value of
  * -DKM_UPDATE_BY_DIMENSION does not compile. */
 #define KM_BY_DIMENSION_0 0
@@ -271,36 +337,20 @@ DEV_FUNCS_END
 #define KM_BY_DIMENSION_auto (-1)
 #define KM_PASTE(a, b) a##b
 #define KM_SETTING(prefix, value) KM_PASTE(prefix, value)
-#ifndef KM_GPU_UPDATE_TEAMS
-#define KM_GPU_UPDATE_TEAMS 528 /* 4 per SM of an H100 */
-#endif
-#ifndef KM_UPDATE_THREADS
-#define KM_UPDATE_THREADS PC_GPU_THREADS /* GPU threads per team of the team-local methods */
-#endif
 /* A thread of the team-local methods reads KM_UPDATE_BATCH points' labels and values before it
  * adds them, so that their loads are in flight together (H200, n = 100k, d = k = 1000, doubles:
  * 578 us a pass one point at a time, 498 us four at a time). On the GPU a loop item takes points
  * KM_UPDATE_LANES (a warp) apart, so that each load of a warp reads consecutive addresses; a
  * CPU thread takes consecutive points. */
 #if defined(PC_VARIANT_GPU)
-#ifndef KM_UPDATE_BATCH
-#define KM_UPDATE_BATCH 8
-#endif
 #define KM_UPDATE_LANES 32
 #else
-#define KM_UPDATE_BATCH 1 /* the CPU's out-of-order core overlaps the loads of successive points itself */
 #define KM_UPDATE_LANES 1
 #endif
 /* Shared sums: the number of global copies (GPU). Thread i adds into copy i % copies, so that
  * fewer atomics collide on one address (km_finalize adds the copies up); as many copies as fit
  * in KM_SUM_COPY_BYTES, at most KM_MAX_SUM_COPIES. CPU threads get private copies from the
  * OpenMP reduction instead. */
-#ifndef KM_SUM_COPY_BYTES
-#define KM_SUM_COPY_BYTES (8u << 20)
-#endif
-#ifndef KM_MAX_SUM_COPIES
-#define KM_MAX_SUM_COPIES 64
-#endif
 
 typedef enum { KM_SUMS_WHOLE, KM_SUMS_BY_DIMENSION, KM_SUMS_SHARED } km_sums_method;
 static const char *const km_sums_names[] = {"whole-clusters", "by-dimension", "shared"};
@@ -312,10 +362,11 @@ typedef struct {
   size_t copies; /* shared sums: copies of the global sums; 1 otherwise */
 } km_update_plan;
 
-/* Teams of a team-local method: KM_GPU_UPDATE_TEAMS on the GPU, one per host thread. */
+/* Teams of a team-local method: KM_GPU_UPDATE_TEAMS_PER_SM per multiprocessor on the GPU, one
+ * per host thread. */
 static int km_update_teams(void) {
 #if defined(PC_VARIANT_GPU)
-  return pc_device_teams(KM_GPU_UPDATE_TEAMS);
+  return pc_device_teams(KM_GPU_UPDATE_TEAMS_PER_SM * pc_device_multiprocessors());
 #elif defined(PC_VARIANT_OMP)
   return omp_get_max_threads();
 #else
@@ -503,18 +554,10 @@ static __attribute__((unused)) void km_accumulate_on_host(const float *restrict 
   }
 }
 
-/* km_finalize on the GPU: at most KM_FINALIZE_TEAMS teams, whose threads each load
+/* km_finalize on the GPU: at most KM_FINALIZE_TEAMS_PER_SM teams per multiprocessor, whose threads each load
  * KM_FINALIZE_BATCH entries before they store any (H200, k = d = 1000, 1M entries: one OpenMP
  * teams reduction over 1024 teams took 146 us; teams adding their sums with an atomic, 104 us;
  * with the loads batched, 35 us: an entry's loads no longer wait for the store before). */
-#ifndef KM_FINALIZE_TEAMS
-#define KM_FINALIZE_TEAMS 264
-#endif
-#if defined(PC_VARIANT_GPU)
-#define KM_FINALIZE_BATCH 4
-#else
-#define KM_FINALIZE_BATCH 1
-#endif
 
 /* New centroids from `copies` copies of the sums (counts in dimension d): ct[:, c] = mean of
  * cluster c, unchanged for an empty cluster. Returns the summed squared shift of the centroids.
@@ -525,7 +568,8 @@ static double km_finalize(const km_fixed *restrict sums, const double *restrict 
                           int k, int kpad, size_t copies, int on_device) {
   const size_t kd = (size_t)k * d, per_copy = kd + (size_t)k;
   const int wanted = !on_device ? 1 : PC_HAS_DEVICE ? pc_reduction_teams(kd) : km_update_teams(); /* omp: threads */
-  const int teams = wanted < KM_FINALIZE_TEAMS ? wanted : KM_FINALIZE_TEAMS;
+  const int most = KM_FINALIZE_TEAMS_PER_SM * pc_device_multiprocessors();
+  const int teams = wanted < most ? wanted : most;
   double shift = 0.0;
   (void)on_device;
   PAR_TEAMS_FOR(GPU_ONLY(if(target : on_device)) num_teams(teams) thread_limit(on_device ? PC_GPU_THREADS : 1)

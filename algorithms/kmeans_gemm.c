@@ -30,6 +30,7 @@
 
 #if defined(PC_VARIANT_GPU)
 #include "device.h"
+#include "knobs.h"
 #include "par.h"
 
 #include <dlfcn.h>
@@ -40,11 +41,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
+ * overrides one, `info` lists them and a report names those changed (knobs.h). */
 /* Scratch for one block's dot products. 256 MiB: 67108 points at k = 1000, so that n = 10^6
  * takes 15 GEMMs of m = 67108 (large enough for cuBLAS to reach its rate). */
+#define KM_GEMM_SCRATCH_BYTES_DEFAULT ((size_t)256 << 20)
 #ifndef KM_GEMM_SCRATCH_BYTES
-#define KM_GEMM_SCRATCH_BYTES ((size_t)256 << 20)
+#define KM_GEMM_SCRATCH_BYTES KM_GEMM_SCRATCH_BYTES_DEFAULT
 #endif
+PC_KNOB(KM_GEMM_SCRATCH_BYTES)
 
 /* ---- the CUDA driver and cuBLAS API we use (values from CUDA 13.0's cuda.h and cublas_api.h,
  * unchanged since CUDA 11) -------------------------------------------------------------------- */

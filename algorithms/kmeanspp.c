@@ -19,6 +19,7 @@
 #include "kmeanspp.h"
 #include "device.h"
 #include "kmeanspp_tuned.h"
+#include "knobs.h"
 #include "par.h"
 #include "scan.h"
 #include "synth.h"
@@ -28,10 +29,39 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Threads of a team of the portable masses pass on the GPU. */
+/* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
+ * overrides one, `info` lists them and a report names those changed (knobs.h). */
+/* threads per team of the portable masses pass (GPU) */
+#define KMPP_PORTABLE_THREADS_DEFAULT 128
 #ifndef KMPP_PORTABLE_THREADS
-#define KMPP_PORTABLE_THREADS 128
+#define KMPP_PORTABLE_THREADS KMPP_PORTABLE_THREADS_DEFAULT
 #endif
+PC_KNOB(KMPP_PORTABLE_THREADS)
+/* probes per step of the one-thread search (--search-arity 2) */
+#define KMPP_THREAD_PROBES_DEFAULT 16
+#ifndef KMPP_THREAD_PROBES
+#define KMPP_THREAD_PROBES KMPP_THREAD_PROBES_DEFAULT
+#endif
+PC_KNOB(KMPP_THREAD_PROBES)
+/* block totals a team stages at a time in team-local memory (4 KB) */
+#define KMPP_TOTALS_TILE_DEFAULT 512
+#ifndef KMPP_TOTALS_TILE
+#define KMPP_TOTALS_TILE KMPP_TOTALS_TILE_DEFAULT
+#endif
+PC_KNOB(KMPP_TOTALS_TILE)
+/* threads of a run's team in the picks */
+#define KMPP_PICK_THREADS_DEFAULT 32
+#ifndef KMPP_PICK_THREADS
+#define KMPP_PICK_THREADS KMPP_PICK_THREADS_DEFAULT
+#endif
+PC_KNOB(KMPP_PICK_THREADS)
+/* The knobs of kmeanspp_tuned.h. */
+PC_KNOB(KMPP_TEAM_POINTS)
+PC_KNOB(KMPP_UNROLL_TAIL)
+PC_KNOB(KMPP_LANES)
+PC_KNOB(KMPP_UNROLL_DIMS)
+
+/* Threads of a team of the portable masses pass on the GPU. */
 
 /* Unrolling on the GPU (the CPU leaves the loops to the compiler): the serial sums (the offsets
  * of the picks, and of the masses: kmpp_block_prefix) by KMPP_UNROLL_TAIL, the distance loop
@@ -126,13 +156,10 @@ DEV_FUNCS_END
 /* Probes of a step of the one-thread search (--search-arity 2): 16 finds a point among 256 in two
  * steps of 16 loads each in flight together, where a binary search waited for 8 loads one after
  * another (a fifth of the picks' time, H200). */
-#define KMPP_THREAD_PROBES 16
 
 /* Block totals a team stages at a time in team-local memory (4 KB), and the threads of a run's
  * team in the picks (each loads KMPP_TOTALS_TILE / KMPP_PICK_THREADS of them, the loads in flight
  * together: 8 one after another took a fifth of the picks' time, H200). */
-#define KMPP_TOTALS_TILE 512
-#define KMPP_PICK_THREADS 32
 DEV_FUNCS_BEGIN
 /* A run's offsets, by its team (the body of a PAR_TEAMS_FOR iteration; tile: team-local, of
  * KMPP_TOTALS_TILE + 1): offsets[b] = the running sum of sums[0..b), added in order (the scan's

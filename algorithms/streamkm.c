@@ -12,6 +12,7 @@
 #include "streamkm.h"
 #include "device.h"
 #include "kmeanspp.h"
+#include "knobs.h"
 #include "par.h"
 #include "scan.h"
 #include "synth.h"
@@ -24,14 +25,23 @@
 
 const char *const skm_phase_names[SKM_NPHASES] = {"generation", "transfers", "distance", "selection", "weighting", "other"};
 
+/* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
+ * overrides one, `info` lists them and a report names those changed (knobs.h). */
+/* points one team counts */
+#define SKM_POINTS_PER_TEAM_DEFAULT 2048
+#ifndef SKM_POINTS_PER_TEAM
+#define SKM_POINTS_PER_TEAM SKM_POINTS_PER_TEAM_DEFAULT
+#endif
+PC_KNOB(SKM_POINTS_PER_TEAM)
+/* counters a team keeps in team-local memory (16 KiB); more chosen points are counted in windows of this many */
+#define SKM_TEAM_BINS_DEFAULT 4096
+#ifndef SKM_TEAM_BINS
+#define SKM_TEAM_BINS SKM_TEAM_BINS_DEFAULT
+#endif
+PC_KNOB(SKM_TEAM_BINS)
+
 /* Points one team counts, and the counters it keeps in team-local memory (16 KiB); runs with
  * more chosen points are counted in windows of SKM_TEAM_BINS, one pass over the points each. */
-#ifndef SKM_POINTS_PER_TEAM
-#define SKM_POINTS_PER_TEAM 2048
-#endif
-#ifndef SKM_TEAM_BINS
-#define SKM_TEAM_BINS 4096
-#endif
 
 int skm_draws_per_round(int k) {
   int log2k = 0;

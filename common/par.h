@@ -143,12 +143,15 @@ DEV_FUNCS_END
 #endif
 
 /* Threads per team for GPU loops that carry a reduction, and the most teams such a loop gets:
- * the LLVM 19 device runtime keeps 1024 slots for team results and makes further teams wait. */
+ * the LLVM 19 device runtime keeps 1024 slots for team results and makes further teams wait.
+ * Tuning knobs (knobs.h), recorded by device.c. */
+#define PC_GPU_THREADS_DEFAULT 256
 #ifndef PC_GPU_THREADS
-#define PC_GPU_THREADS 256
+#define PC_GPU_THREADS PC_GPU_THREADS_DEFAULT
 #endif
+#define PC_GPU_REDUCTION_TEAMS_DEFAULT 1024
 #ifndef PC_GPU_REDUCTION_TEAMS
-#define PC_GPU_REDUCTION_TEAMS 1024
+#define PC_GPU_REDUCTION_TEAMS PC_GPU_REDUCTION_TEAMS_DEFAULT
 #endif
 
 /* The clause bundles of the table above. GPU_REDUCTION and GPU_TEAMS call device.h's
