@@ -54,7 +54,8 @@ PC_KNOB(DB_CHAIN_THREADS)
 #define DB_RANGE_BATCH DB_RANGE_BATCH_DEFAULT
 #endif
 PC_KNOB(DB_RANGE_BATCH)
-/* positions the search for new chain starts looks at per launch, at least */
+/* positions the search for new chain starts looks at per launch, at least (a window, so that
+ * a launch costs no pass over all points) */
 #define DB_START_WINDOW_DEFAULT ((size_t)1 << 16)
 #ifndef DB_START_WINDOW
 #define DB_START_WINDOW DB_START_WINDOW_DEFAULT
@@ -350,10 +351,6 @@ static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, in
   result->phase_s[DB_PHASE_CONNECT] = pc_now() - t1;
 }
 
-/* Seeds one team takes from its chain per launch, and threads per chain on the GPU. */
-/* Candidate ranges a chain's team searches per parallel loop (the 3^3 grid cells of d = 3 fit). */
-/* Positions the search for new chain starts looks at per launch, at least (chains: a window, so
- * that a launch costs no pass over all points). */
 
 /*
  * CUDA-DClust (section 5): `chains` cluster expansions run at once, one team per chain, the
@@ -399,6 +396,10 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
   }
   const size_t nseeds = (size_t)chains * (size_t)capacity, nquar = (size_t)chains * qcap;
   (void)nseeds, (void)nquar; /* used by the gpu variant's data directives */
+  /* device: per point (n): owner chain, chain_of, cparent (chain collisions), lowest core index,
+   * pending (put-aside seeds), slot_of, start_rank (new chain starts); seeds[chains * capacity]
+   * seed lists, quarantine[chains * qcap]; per chain slot (chains): slot_uid, slot_count,
+   * slot_rank, split_rank, free_list; pending_count[1]. */
   DEV_ENTER(map(alloc : owner[0 : n], chain_of[0 : n], cparent[0 : n], lowest[0 : n], pending[0 : n], slot_of[0 : n],
                 seeds[0 : nseeds], quarantine[0 : nquar], start_rank[0 : n]) map(to : pending_count[0 : 1])
             map(alloc : slot_uid[0 : chains], slot_count[0 : chains], slot_rank[0 : chains], split_rank[0 : chains],
@@ -776,6 +777,10 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     db_build_directory(x, n, d, geo.levels, geo.fanout, order, start, node_lo, node_hi);
   const double t_dir = pc_now() - t0;
   t0 = pc_now();
+  /* device: in, x[n * d] points, lo[d] grid origin, start[nstart] cell/page starts, order[n]
+   * index order, node_lo/node_hi[nnodes] directory ranges; made there, xs[n * d] points in index
+   * order, fill[nstart] grid fill, claim[nslots] cell table, per point (n) parent (union-find),
+   * lowest, scratch, root_rank, core flags, labels. */
   DEV_ENTER(map(to : x[0 : nx], lo[0 : nlo], start[0 : nstart], order[0 : n], node_lo[0 : nnodes], node_hi[0 : nnodes])
             map(alloc : xs[0 : nx], fill[0 : nstart], claim[0 : nslots], parent[0 : n], lowest[0 : n], scratch[0 : n],
                 root_rank[0 : n], core[0 : n], labels[0 : n]))

@@ -20,8 +20,8 @@
  * The team kernels compute nothing between their parallel loops but the rounds' bounds, which
  * every thread reads from the list's offsets in global memory, and their parallel loops take
  * every scalar by value (default(firstprivate)): the SPMD form that clang gives these kernels on
- * the GPU then hands no value from one thread to the others. (The earlier form, a walk inside the
- * team kernel whose results decided the rounds, hung or faulted on an H100.)
+ * the GPU then hands no value from one thread to the others. (A walk inside the team kernel
+ * whose results decided the rounds failed on the GPU: docs/performance.md.)
  *
  * Distance computations (the report's count): the walks' vantage distances and ball tests, of the
  * counting walk and of the filling walk, each leaf's ball (a distance per pair of its points), and

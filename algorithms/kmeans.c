@@ -223,9 +223,8 @@ static void km_prepare(const float *restrict ct, const float *restrict offset, f
   }
   /* the norms: a partial sum over each chunk of KM_NORM_CHUNK features (in order), then the
    * partials added in order, the same in every variant, so every variant has the same norms. The
-   * loops only load: a thread's loads overlap (when each waited for a store of the loop above,
-   * a thread per centroid over all d features took 408 us at k = d = 1000 on an H200; over
-   * all d features in a loop of loads alone, 125 us on an H100). */
+   * loops only load, so that a thread's loads overlap instead of each waiting for a store
+   * (figures: docs/performance.md). */
   const size_t chunks = direct ? 0 : (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK, parts = chunks * (size_t)kpad;
   PAR_FOR(GPU_THREADS)
   for (size_t e = 0; e < parts; e++) {
@@ -256,8 +255,8 @@ static void km_prepare(const float *restrict ct, const float *restrict offset, f
  * in double instead loses up to n 2^-53 of the cluster's sum of |x|.) Why not doubles: GPU
  * threads add into team-shared memory with atomics, and the GPU has native shared-memory
  * atomics only for 32-bit integers; a double (or 64-bit integer) add there is a
- * compare-and-swap loop, which bounded the update step (H200, n = 100k, d = k = 1000: 578
- * against 353 us a pass with the same loop on two 32-bit words, km_team_add). */
+ * compare-and-swap loop, which bounded the update step (two 32-bit words are faster, km_team_add:
+ * docs/performance.md). */
 typedef long long km_fixed;
 
 DEV_FUNCS_BEGIN
@@ -324,12 +323,11 @@ DEV_FUNCS_END
  *    one of several global copies of the sums with atomics; CPU threads sum into private copies
  *    through an OpenMP array reduction.
  * Every variant sums by dimension where whole clusters do not fit: on the CPU too it beat the
- * array reduction (it reads each dimension's row in order, not d rows at once; 2 threads:
- * 1.4-2.5x, 27 against 37 ms at n = 1M, d = 64, k = 1000). KM_UPDATE_BY_DIMENSION chooses
+ * array reduction (it reads each dimension's row in order, not d rows at once; figures:
+ * docs/performance.md). KM_UPDATE_BY_DIMENSION chooses
  * where both fit: 1 (by dimension), 0 (whole clusters; then also shared sums where they do not
  * fit) or auto: whole clusters while k * (d + 1) <= KM_BY_DIMENSION_ABOVE, by default wherever
- * they fit (on the CPU as fast or faster: 11 against 13 ms at n = 4M, d = 8, k = 256; not yet
- * compared on a GPU). */
+ * they fit (on the CPU as fast or faster; not yet compared on a GPU). */
 /* KM_SETTING(KM_BY_DIMENSION_, KM_UPDATE_BY_DIMENSION) is 0, 1 or -1 (auto); another value of
  * -DKM_UPDATE_BY_DIMENSION does not compile. */
 #define KM_BY_DIMENSION_0 0
@@ -338,8 +336,7 @@ DEV_FUNCS_END
 #define KM_PASTE(a, b) a##b
 #define KM_SETTING(prefix, value) KM_PASTE(prefix, value)
 /* A thread of the team-local methods reads KM_UPDATE_BATCH points' labels and values before it
- * adds them, so that their loads are in flight together (H200, n = 100k, d = k = 1000, doubles:
- * 578 us a pass one point at a time, 498 us four at a time). On the GPU a loop item takes points
+ * adds them, so that their loads are in flight together. On the GPU a loop item takes points
  * KM_UPDATE_LANES (a warp) apart, so that each load of a warp reads consecutive addresses; a
  * CPU thread takes consecutive points. */
 #if defined(PC_VARIANT_GPU)
@@ -554,10 +551,10 @@ static __attribute__((unused)) void km_accumulate_on_host(const float *restrict 
   }
 }
 
-/* km_finalize on the GPU: at most KM_FINALIZE_TEAMS_PER_SM teams per multiprocessor, whose threads each load
- * KM_FINALIZE_BATCH entries before they store any (H200, k = d = 1000, 1M entries: one OpenMP
- * teams reduction over 1024 teams took 146 us; teams adding their sums with an atomic, 104 us;
- * with the loads batched, 35 us: an entry's loads no longer wait for the store before). */
+/* km_finalize on the GPU: at most KM_FINALIZE_TEAMS_PER_SM teams per multiprocessor, whose
+ * threads each load KM_FINALIZE_BATCH entries before they store any, so that an entry's loads do
+ * not wait for the store before; each team adds its shifts with one atomic, not through an OpenMP
+ * teams reduction (figures: docs/performance.md). */
 
 /* New centroids from `copies` copies of the sums (counts in dimension d): ct[:, c] = mean of
  * cluster c, unchanged for an empty cluster. Returns the summed squared shift of the centroids.
@@ -703,6 +700,11 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
 
   const double t_start = pc_now();
   double t0 = t_start;
+  /* device: in, xt[d * n] points (dimension-major), ct[kpad * d] centroids (dimension-major),
+   * offset[d], labels[n]; made there, cs[kpad * d] / cs_lo[kpad * d or 1] the assign step's
+   * centroids and their TF32 tails, cn[kpad] centroid terms, norm_parts[chunks * kpad] partial norms,
+   * sums[copies * (d + 1) * k] fixed-point sums and counts, scale / unscale[d + 1] their scales,
+   * scale_part[d * ranges]. */
   DEV_ENTER(map(to : xt[0 : n * d], ct[0 : ct_len], offset[0 : d], labels[0 : n])
                 map(alloc : cs[0 : ct_len], cs_lo[0 : lo_len], cn[0 : kpad], norm_parts[0 : parts_len],
                         sums[0 : sums_len], scale[0 : d + 1],

@@ -69,8 +69,8 @@ PC_KNOB(KM_GPU_TEAMS_PER_SM)
  * into 64 register sums. A point value fetched from global memory serves KM_BLOCK_CENTROIDS
  * centroids, a centroid value KM_BLOCK_POINTS points. Teams of 128 threads (128 x 64) at 160
  * registers each let three teams share an SM, so that one team's barriers overlap the others'
- * multiply-adds; 64 centroids a block waste nothing at k = 64 (H100 measurements and the
- * shapes tried: see the README). With fewer point blocks than KM_GPU_TEAMS_PER_SM teams per
+ * multiply-adds; 64 centroids a block waste nothing at k = 64 (the measurements and the
+ * shapes tried: docs/performance.md). With fewer point blocks than KM_GPU_TEAMS_PER_SM teams per
  * multiprocessor, the centroid blocks are split among several teams (a second pass keeps the best). */
 #define KM_THREAD_POINTS 8
 #define KM_THREAD_CENTROIDS 8
@@ -528,6 +528,7 @@ static km_tuned_run *km_gpu_open(size_t n, size_t d, int kpad, int tensor, int *
   const size_t part_len = run->part_len;
   (void)part_d, (void)part_c, (void)part_len;
   /* device data: part_d, part_c (part_len each), until km_gpu_close */
+  /* device: part_d / part_c[splits * n or 1] each split's best distance and centroid. */
   DEV_ENTER(map(alloc : part_d[0 : part_len], part_c[0 : part_len]))
   *splits = run->layout.splits;
   return run;

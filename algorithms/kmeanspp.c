@@ -61,7 +61,6 @@ PC_KNOB(KMPP_UNROLL_TAIL)
 PC_KNOB(KMPP_LANES)
 PC_KNOB(KMPP_UNROLL_DIMS)
 
-/* Threads of a team of the portable masses pass on the GPU. */
 
 /* Unrolling on the GPU (the CPU leaves the loops to the compiler): the serial sums (the offsets
  * of the picks, and of the masses: kmpp_block_prefix) by KMPP_UNROLL_TAIL, the distance loop
@@ -99,6 +98,8 @@ int kmpp_sampler_open(kmpp_sampler *s, size_t capacity, int runs, int rounds, in
   s->draws = draws;
   s->search_arity = KMPP_SEARCH_ARITY;
   s->kernels = PC_KERNELS_TUNED;
+  /* device: dist / wheel[points] D^2 and its running sums, block_sums[blocks] scan block totals,
+   * offsets[blocks + runs], uniforms / chosen[picks] the draws and the points they picked. */
   DEV_ENTER(map(alloc : s->dist[0 : points], s->wheel[0 : points], s->block_sums[0 : blocks],
                 s->offsets[0 : blocks + (size_t)runs], s->uniforms[0 : picks],
                 s->chosen[0 : picks]))
@@ -153,13 +154,11 @@ static inline size_t kmpp_part_fails(const double *local, size_t lo, size_t hi, 
 }
 DEV_FUNCS_END
 
-/* Probes of a step of the one-thread search (--search-arity 2): 16 finds a point among 256 in two
- * steps of 16 loads each in flight together, where a binary search waited for 8 loads one after
- * another (a fifth of the picks' time, H200). */
-
-/* Block totals a team stages at a time in team-local memory (4 KB), and the threads of a run's
- * team in the picks (each loads KMPP_TOTALS_TILE / KMPP_PICK_THREADS of them, the loads in flight
- * together: 8 one after another took a fifth of the picks' time, H200). */
+/* The one-thread search (--search-arity 2) probes KMPP_THREAD_PROBES places a step: 16 finds a
+ * point among 256 in two steps of 16 loads in flight together, where a binary search waits for 8
+ * loads one after another. A run's team stages KMPP_TOTALS_TILE block totals at a time, each of
+ * its KMPP_PICK_THREADS threads loading its share, the loads in flight together (figures:
+ * docs/performance.md). */
 DEV_FUNCS_BEGIN
 /* A run's offsets, by its team (the body of a PAR_TEAMS_FOR iteration; tile: team-local, of
  * KMPP_TOTALS_TILE + 1): offsets[b] = the running sum of sums[0..b), added in order (the scan's
@@ -167,7 +166,7 @@ DEV_FUNCS_BEGIN
  * (one memory latency), then one thread adds them from team memory, leaving the tile's offsets
  * (and after the last, the total) in it, where draws can search them when the run has one tile
  * of blocks. One thread loading the totals itself waited a memory latency per eight blocks
- * (H100, 65536 rounds of 54 runs: selection 2.57 -> 2.25 s). */
+ * (figures: docs/performance.md). */
 static inline void kmpp_team_offsets(const double *restrict sums, size_t blocks, double *restrict offsets,
                                      double *restrict tile) {
   for (size_t t0 = 0; t0 < blocks; t0 += KMPP_TOTALS_TILE) {
@@ -390,6 +389,7 @@ int kmpp_seed(const float *x, const float *weights, size_t n, size_t d, int k, u
   for (size_t a = 0; a < n * d; a++) xd[a] = (double)x[a];
   const kmpp_points points = {xd, w, n, d, d, 1};
   double cost;
+  /* device: xd[n * d] points, w[n] weights. */
   DEV_ENTER(map(to : xd[0 : n * d], w[0 : n]))
   kmpp_sample(&points, &sampler, (kmpp_draws){seed, PC_STREAM_KMEANSPP, 0, 0}, &cost, NULL);
   DEV_EXIT(map(delete : xd[0 : n * d], w[0 : n]))

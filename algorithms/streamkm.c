@@ -33,15 +33,14 @@ const char *const skm_phase_names[SKM_NPHASES] = {"generation", "transfers", "di
 #define SKM_POINTS_PER_TEAM SKM_POINTS_PER_TEAM_DEFAULT
 #endif
 PC_KNOB(SKM_POINTS_PER_TEAM)
-/* counters a team keeps in team-local memory (16 KiB); more chosen points are counted in windows of this many */
+/* counters a team keeps in team-local memory (16 KiB); runs with more chosen points are counted in
+ * windows of this many, one pass over the points each */
 #define SKM_TEAM_BINS_DEFAULT 4096
 #ifndef SKM_TEAM_BINS
 #define SKM_TEAM_BINS SKM_TEAM_BINS_DEFAULT
 #endif
 PC_KNOB(SKM_TEAM_BINS)
 
-/* Points one team counts, and the counters it keeps in team-local memory (16 KiB); runs with
- * more chosen points are counted in windows of SKM_TEAM_BINS, one pass over the points each. */
 
 int skm_draws_per_round(int k) {
   int log2k = 0;
@@ -178,6 +177,8 @@ int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_
   for (size_t i = 0; i < m; i++) ones[i] = 1.0f;
 
   double t0 = pc_now();
+  /* device: ones[m] unit weights of a chunk; xt[m * d] a chunk's points (dimension-major),
+   * nearest[m], served[k * draws] per run. */
   DEV_ENTER(map(to : ones[0 : m]) map(alloc : xt[0 : md], nearest[0 : m], served[0 : per_run]))
   result->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t0;
   size_t union_size = 0;
@@ -260,10 +261,12 @@ int skm_assign(const pc_stream *src, const float *centres, int k, size_t chunk_s
   *cost = 0.0;
   if (!buffer || !xt || !chunk_labels || !dist) goto done;
   rc = 0;
+  /* device: centres[k * d]; chunk_labels / dist[m] a chunk's nearest centre and distance. */
   DEV_ENTER(map(to : centres[0 : (size_t)k * d]) map(alloc : chunk_labels[0 : m], dist[0 : m]))
   for (size_t first = 0; first < n && rc == 0; first += m) {
     const size_t rows = n - first < m ? n - first : m;
     if ((rc = skm_read_chunk(src, first, rows, buffer, xt)) != 0) break;
+    /* device: xt[rows * d] this chunk's points (dimension-major). */
     DEV_ENTER(map(to : xt[0 : rows * d]))
     skm_nearest_centre(xt, rows, d, centres, k, chunk_labels, dist);
     *cost += pc_exclusive_scan_f64(dist, rows);

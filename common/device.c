@@ -52,8 +52,8 @@ static int cuda_multiprocessors(int ordinal) {
 
 /* Host waits for the GPU spin instead of sleeping. LLVM 19's CUDA plugin gives the primary
  * context CU_CTX_SCHED_BLOCKING_SYNC when it is the one to activate it, so the end of every
- * synchronous target region put the host thread to sleep and woke it again: about 50 us a
- * region on an H100 host, more than many kernels take. It leaves the flags of a context that is
+ * synchronous target region put the host thread to sleep and woke it again, which costs more
+ * than many kernels take (docs/performance.md). It leaves the flags of a context that is
  * already active alone, so this activates every device's primary context first, with
  * CU_CTX_SCHED_SPIN (kept until exit). PRAGMACLUST_GPU_WAIT=blocking keeps the plugin's choice. */
 static void cuda_spin_waits(void) {
