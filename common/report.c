@@ -140,7 +140,7 @@ void pc_json_device(pc_json *j, const pc_device_info *dev) {
   pc_json_bool(j, "host_fallback", dev->host_fallback);
   pc_json_str(j, "name", dev->name);
   pc_json_str(j, "where", dev->where);
-  pc_json_num(j, "multiprocessors", dev->multiprocessors ? dev->multiprocessors : NAN); /* NAN: null */
+  pc_json_num(j, "multiprocessors", dev->multiprocessors ? (double)dev->multiprocessors : NAN); /* NAN: null */
   pc_json_num(j, "init_s", dev->init_s);
   pc_json_end_object(j);
   pc_json_int(j, "threads", dev->threads);
