@@ -7,6 +7,7 @@ TOOLCHAIN_DIR ?= .toolchain     # where `make toolchain` puts CUDA 11.8's ptxas
 CUDA_PATH     ?= $(TOOLCHAIN_DIR)/cuda-11.8
 HOST_ARCH     ?= x86-64-v3      # -march of host code (x86-64-v3 = AVX2+FMA; `native` for this CPU only)
 OPT           ?= -O3
+KNOBS         ?=                # tuning knobs, e.g. KNOBS='-DKM_GPU_TEAMS_PER_SM=4' (`pragmaclust-<v> info` lists them)
 PYTHON        ?= /usr/bin/python3   # Debian's, with numpy and scikit-learn (tests)
 SCALE         ?= default        # experiments: smoke (2 minutes) | default (minutes with a GPU) | paper (the papers' grids)
 RESULTS       ?= results        # where experiments write results/<scale>/{results.csv,tables/}
@@ -19,6 +20,7 @@ GPU_ARCH      := $(strip $(GPU_ARCH))
 TOOLCHAIN_DIR := $(strip $(TOOLCHAIN_DIR))
 CUDA_PATH     := $(strip $(CUDA_PATH))
 HOST_ARCH     := $(strip $(HOST_ARCH))
+KNOBS         := $(strip $(KNOBS))
 PYTHON        := $(strip $(PYTHON))
 SCALE         := $(strip $(SCALE))
 RESULTS       := $(strip $(RESULTS))
@@ -33,7 +35,7 @@ $(foreach v,$(VARIANTS),$(if $(filter seq omp gpu,$(v)),,$(error VARIANT must be
 $(if $(and $(filter gpu,$(VARIANTS)),$(filter-out yes,$(GPU_SUPPORTED))),$(error the gpu variant needs TOOLCHAIN=clang))
 
 WARNINGS := -Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion
-BASE_CFLAGS := -std=gnu11 $(OPT) -march=$(HOST_ARCH) $(WARNINGS)
+BASE_CFLAGS := -std=gnu11 $(OPT) -march=$(HOST_ARCH) $(WARNINGS) $(KNOBS)
 # The layers: common/ (data, outputs, devices, the parallel vocabulary) <- algorithms/ <- cli/ (the
 # programs' front end). Each layer's files are compiled with its own and the lower layers'
 # folders on the include path only, so that none can include a file from a layer above it.

@@ -24,6 +24,7 @@
  */
 #include "dbscan.h"
 #include "device.h"
+#include "knobs.h"
 #include "par.h"
 #include "scan.h"
 #include "util.h"
@@ -32,6 +33,34 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
+ * overrides one, `info` lists them and a report names those changed (knobs.h). */
+/* seeds one team takes from its chain per launch (chains) */
+#define DB_SEEDS_PER_LAUNCH_DEFAULT 32
+#ifndef DB_SEEDS_PER_LAUNCH
+#define DB_SEEDS_PER_LAUNCH DB_SEEDS_PER_LAUNCH_DEFAULT
+#endif
+PC_KNOB(DB_SEEDS_PER_LAUNCH)
+/* GPU threads per chain's team */
+#define DB_CHAIN_THREADS_DEFAULT 128
+#ifndef DB_CHAIN_THREADS
+#define DB_CHAIN_THREADS DB_CHAIN_THREADS_DEFAULT
+#endif
+PC_KNOB(DB_CHAIN_THREADS)
+/* candidate ranges a chain's team searches per parallel loop (the 3^3 grid cells of d = 3 fit) */
+#define DB_RANGE_BATCH_DEFAULT 32
+#ifndef DB_RANGE_BATCH
+#define DB_RANGE_BATCH DB_RANGE_BATCH_DEFAULT
+#endif
+PC_KNOB(DB_RANGE_BATCH)
+/* positions the search for new chain starts looks at per launch, at least (a window, so that
+ * a launch costs no pass over all points) */
+#define DB_START_WINDOW_DEFAULT ((size_t)1 << 16)
+#ifndef DB_START_WINDOW
+#define DB_START_WINDOW DB_START_WINDOW_DEFAULT
+#endif
+PC_KNOB(DB_START_WINDOW)
 
 const char *const db_index_names[3] = {"none", "grid", "directory"};
 const char *const db_phase_names[DB_NPHASES] = {"h2d", "index", "core", "connect", "label", "d2h"};
@@ -278,7 +307,7 @@ DEV_FUNCS_END
 /* The schedule of the loops that walk neighbourhoods. Positions follow space, so the dense
  * parts of the data are contiguous: on the host, small dynamic chunks keep the threads evenly
  * loaded; on the GPU, consecutive positions in a warp read the same cells. */
-#define DB_NEIGHBOUR_LOOP HOST_ONLY(schedule(dynamic, 256)) GPU_ONLY(thread_limit(PC_GPU_THREADS))
+#define DB_NEIGHBOUR_LOOP HOST_ONLY(schedule(dynamic, 256)) GPU_THREADS
 
 /* The index as the functions below receive it: scalars, and the device arrays one by one (so that
  * each is translated to its device address when a target region captures it). */
@@ -322,18 +351,6 @@ static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, in
   result->phase_s[DB_PHASE_CONNECT] = pc_now() - t1;
 }
 
-/* Seeds one team takes from its chain per launch, and threads per chain on the GPU. */
-#ifndef DB_SEEDS_PER_LAUNCH
-#define DB_SEEDS_PER_LAUNCH 32
-#endif
-#ifndef DB_CHAIN_THREADS
-#define DB_CHAIN_THREADS 128
-#endif
-/* Candidate ranges a chain's team searches per parallel loop (the 3^3 grid cells of d = 3 fit). */
-#define DB_RANGE_BATCH 32
-/* Positions the search for new chain starts looks at per launch, at least (chains: a window, so
- * that a launch costs no pass over all points). */
-#define DB_START_WINDOW ((size_t)1 << 16)
 
 /*
  * CUDA-DClust (section 5): `chains` cluster expansions run at once, one team per chain, the
@@ -379,6 +396,10 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
   }
   const size_t nseeds = (size_t)chains * (size_t)capacity, nquar = (size_t)chains * qcap;
   (void)nseeds, (void)nquar; /* used by the gpu variant's data directives */
+  /* device: per point (n): owner chain, chain_of, cparent (chain collisions), lowest core index,
+   * pending (put-aside seeds), slot_of, start_rank (new chain starts); seeds[chains * capacity]
+   * seed lists, quarantine[chains * qcap]; per chain slot (chains): slot_uid, slot_count,
+   * slot_rank, split_rank, free_list; pending_count[1]. */
   DEV_ENTER(map(alloc : owner[0 : n], chain_of[0 : n], cparent[0 : n], lowest[0 : n], pending[0 : n], slot_of[0 : n],
                 seeds[0 : nseeds], quarantine[0 : nquar], start_rank[0 : n]) map(to : pending_count[0 : 1])
             map(alloc : slot_uid[0 : chains], slot_count[0 : chains], slot_rank[0 : chains], split_rank[0 : chains],
@@ -425,7 +446,7 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
       for (size_t t = 0; t < window; t++) start_rank[t] = owner[base + t] == DB_UNCLAIMED;
       const long found = pc_exclusive_scan(start_rank, window);
       size_t untaken = window; /* the first unclaimed point left for a later round */
-      PAR_FOR(reduction(min : untaken) GPU_ONLY(num_teams(pc_reduction_teams(window)) thread_limit(PC_GPU_THREADS)))
+      PAR_FOR(reduction(min : untaken) GPU_REDUCTION(window))
       for (size_t t = 0; t < window; t++) {
         const long rank = start_rank[t], next = t + 1 < window ? start_rank[t + 1] : found;
         if (next == rank) continue; /* claimed */
@@ -462,14 +483,14 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
       }
     }
     long active = 0;
-    PAR_FOR(reduction(+ : active) GPU_ONLY(num_teams(pc_reduction_teams((size_t)chains)) thread_limit(PC_GPU_THREADS)))
+    PAR_FOR(reduction(+ : active) GPU_REDUCTION((size_t)chains))
     for (int c = 0; c < chains; c++) active += slot_uid[c] >= 0;
     if (active == 0 && scan_from >= n) break;
     if (active == 0) continue; /* the window held no unclaimed point: scan on */
     result->rounds++;
 
     /* Cluster expansion: one team per chain. */
-    PAR_TEAMS_FOR(num_teams(pc_device_teams(chains)) thread_limit(DB_CHAIN_THREADS))
+    PAR_TEAMS_FOR(GPU_TEAMS(chains, DB_CHAIN_THREADS))
     for (int c = 0; c < chains; c++) {
       const int uid = slot_uid[c];
       if (uid < 0) continue;
@@ -756,6 +777,10 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     db_build_directory(x, n, d, geo.levels, geo.fanout, order, start, node_lo, node_hi);
   const double t_dir = pc_now() - t0;
   t0 = pc_now();
+  /* device: in, x[n * d] points, lo[d] grid origin, start[nstart] cell/page starts, order[n]
+   * index order, node_lo/node_hi[nnodes] directory ranges; made there, xs[n * d] points in index
+   * order, fill[nstart] grid fill, claim[nslots] cell table, per point (n) parent (union-find),
+   * lowest, scratch, root_rank, core flags, labels. */
   DEV_ENTER(map(to : x[0 : nx], lo[0 : nlo], start[0 : nstart], order[0 : n], node_lo[0 : nnodes], node_hi[0 : nnodes])
             map(alloc : xs[0 : nx], fill[0 : nstart], claim[0 : nslots], parent[0 : n], lowest[0 : n], scratch[0 : n],
                 root_rank[0 : n], core[0 : n], labels[0 : n]))

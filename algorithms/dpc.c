@@ -77,6 +77,17 @@ const char *const dpc_search_names[2] = {"point", "leaf"};
 
 #include "dpc_tree.h"
 
+/* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
+ * overrides one, `info` lists them and a report names those changed (knobs.h). */
+/* Leaf-splitting rounds allowed after a build before the tree is rebuilt instead. */
+#define VPT_EXTRA_LEVELS_DEFAULT 4
+#ifndef VPT_EXTRA_LEVELS
+#define VPT_EXTRA_LEVELS VPT_EXTRA_LEVELS_DEFAULT
+#endif
+PC_KNOB(VPT_EXTRA_LEVELS)
+/* Leaves the incremental delta's leaf filter lists per leaf (dpc_tree.h). */
+PC_KNOB(VPT_CAND)
+
 /* An index in [0, m) from draw number `counter` (u * m can round up to m when u is just below 1). */
 static size_t dpc_draw(uint64_t seed, uint64_t counter, size_t m) {
   const size_t i = (size_t)(pc_hash_uniform(seed, DPC_STREAM, counter) * (double)m);
@@ -105,7 +116,7 @@ static int cmp_keyed(const void *a, const void *b) {
 /* Sums the per-point distance counts of rows [0, n) and clears them. */
 static long long take_work(long *work, size_t n) {
   long long total = 0;
-  PAR_FOR(reduction(+ : total) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(reduction(+ : total) GPU_REDUCTION(n))
   for (size_t i = 0; i < n; i++) {
     total += work[i];
     work[i] = 0;
@@ -202,10 +213,10 @@ static int tree_build(dpc_state *s, size_t n) {
   /* the root's vantage point: the farthest point from a random one (ties to the lowest id) */
   const size_t start = dpc_draw(s->p.seed, 0, n);
   double far = 0.0;
-  PAR_FOR(reduction(max : far) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(reduction(max : far) GPU_REDUCTION(n))
   for (size_t i = 0; i < n; i++) far = fmax(far, dpc_d2(x + i * d, x + start * d, d));
   int far_id = INT_MAX;
-  PAR_FOR(reduction(min : far_id) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(reduction(min : far_id) GPU_REDUCTION(n))
   for (size_t i = 0; i < n; i++)
     if (dpc_d2(x + i * d, x + start * d, d) == far && (int)i < far_id) far_id = (int)i;
   PAR_FOR()
@@ -349,7 +360,7 @@ static int tree_split_leaves(dpc_state *s, long long *ndist) {
   PAR_FOR()
   for (size_t sl = 0; sl < nslots; sl++) ids[sl] = -1;
   long long counted = 0;
-  PAR_FOR(reduction(+ : counted) GPU_ONLY(num_teams(pc_reduction_teams(old_nleaves)) thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(reduction(+ : counted) GPU_REDUCTION(old_nleaves))
   for (size_t leaf = 0; leaf < old_nleaves; leaf++) {
     const size_t g = old_ninternal + leaf;
     const int c = olcount[leaf];
@@ -479,7 +490,7 @@ static void compute_rho(dpc_state *s) {
   const unsigned char *alive = s->alive;
   long *work = s->work;
   if (s->p.index == DPC_INDEX_NONE) {
-    PAR_FOR(HOST_ONLY(schedule(dynamic, 64)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+    PAR_FOR(HOST_ONLY(schedule(dynamic, 64)) GPU_THREADS)
     for (size_t i = 0; i < n; i++) {
       int c = 0;
       for (size_t j = 0; j < n; j++) c += alive[j] && dpc_d2(x + i * d, x + j * d, d) < dc2;
@@ -495,7 +506,7 @@ static void compute_rho(dpc_state *s) {
   const unsigned char *flag = s->flag, *changed = s->changed;
   const size_t ninternal = s->ninternal, nslots = s->nslots;
   if (s->p.rho_search == DPC_SEARCH_POINT) {
-    PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+    PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_THREADS)
     for (size_t sl = 0; sl < nslots; sl++) {
       if ((int)(sl % VPT_LEAF) >= lcount[sl / VPT_LEAF]) continue;
       const vpt_view v = VPT_VIEW;
@@ -518,12 +529,12 @@ static void set_peak_delta(dpc_state *s) {
   int *dep = s->dep;
   double *delta2 = s->delta2;
   unsigned long long top = 0;
-  PAR_FOR(reduction(max : top) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(reduction(max : top) GPU_REDUCTION(n))
   for (size_t i = 0; i < n; i++) top = key[i] > top ? key[i] : top;
   const size_t t = 0xffffffffu - (unsigned)(top & 0xffffffffu);
   s->top = t;
   double far = 0.0;
-  PAR_FOR(reduction(max : far) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(reduction(max : far) GPU_REDUCTION(n))
   for (size_t j = 0; j < n; j++)
     if (alive[j]) far = fmax(far, dpc_d2(x + t * d, x + j * d, d));
   long *work = s->work;
@@ -550,7 +561,7 @@ static long compute_delta(dpc_state *s, int incremental) {
   const unsigned char *changed = s->changed;
   long *work = s->work;
   if (s->p.index == DPC_INDEX_NONE) {
-    PAR_FOR(HOST_ONLY(schedule(dynamic, 64)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+    PAR_FOR(HOST_ONLY(schedule(dynamic, 64)) GPU_THREADS)
     for (size_t i = 0; i < n; i++) {
       if (!alive[i]) {
         dep[i] = -1;
@@ -589,7 +600,7 @@ static long compute_delta(dpc_state *s, int incremental) {
     dpc_delta_by_leaf(s);
   } else {
   /* every point (from scratch), or the points of case (i): new, rho changed, or the old peak */
-  PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_THREADS)
   for (size_t sl = 0; sl < nslots; sl++) {
     if ((int)(sl % VPT_LEAF) >= lcount[sl / VPT_LEAF]) continue;
     const int i = ids[sl];
@@ -623,7 +634,7 @@ static long compute_delta(dpc_state *s, int incremental) {
     unsigned char *lneed = s->lneed;
     int *lcand = s->lcand;
     const size_t nleaves = s->nleaves;
-    PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+    PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_THREADS)
     for (size_t leaf = 0; leaf < nleaves; leaf++) {
       const int c = lcount[leaf];
       const float *centre = xs + leaf * VPT_LEAF * d;
@@ -647,7 +658,7 @@ static long compute_delta(dpc_state *s, int incremental) {
       lneed[leaf] = (unsigned char)need;
       if (c > 0) work[ids[leaf * VPT_LEAF]] += nd;
     }
-    PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+    PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_THREADS)
     for (size_t sl = 0; sl < nslots; sl++) {
       const size_t leaf = sl / VPT_LEAF;
       if ((int)(sl % VPT_LEAF) >= lcount[leaf] || !lneed[leaf]) continue;
@@ -683,7 +694,7 @@ static long compute_delta(dpc_state *s, int incremental) {
   }
   set_peak_delta(s);
   long globals = 0;
-  PAR_FOR(reduction(+ : globals) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(reduction(+ : globals) GPU_REDUCTION(n))
   for (size_t i = 0; i < n; i++) globals += global[i];
   return globals;
 }
@@ -751,7 +762,7 @@ static size_t count_at_least(dpc_state *s, size_t top, unsigned long long lo) {
   const unsigned char *alive = s->alive;
   const double *delta2 = s->delta2;
   long c = 0;
-  PAR_FOR(reduction(+ : c) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(reduction(+ : c) GPU_REDUCTION(n))
   for (size_t i = 0; i < n; i++) c += alive[i] && i != top && dpc_to_bits(dpc_gamma(rho[i], delta2[i])) >= lo;
   return (size_t)c;
 }
@@ -774,7 +785,7 @@ static int *select_peaks(dpc_state *s, size_t *k) {
       /* the largest lo with count(>= lo) >= others; stop early once at most `enough` qualify */
       const size_t enough = others + (others > 4096 ? others : 4096);
       unsigned long long lo = 0, hi = 0;
-      PAR_FOR(reduction(max : hi) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+      PAR_FOR(reduction(max : hi) GPU_REDUCTION(n))
       for (size_t i = 0; i < n; i++) {
         const unsigned long long b = i != top ? dpc_to_bits(dpc_gamma(rho[i], delta2[i])) : 0;
         hi = b > hi ? b : hi;
@@ -819,12 +830,12 @@ static int *select_peaks(dpc_state *s, size_t *k) {
   } else {
     const double rho_min = s->p.rho_min, delta_min = s->p.delta_min;
     long c = 0;
-    PAR_FOR(reduction(+ : c) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+    PAR_FOR(reduction(+ : c) GPU_REDUCTION(n))
     for (size_t i = 0; i < n; i++) c += alive[i] && rho[i] >= rho_min && sqrt(delta2[i]) >= delta_min;
     if (c == 0) {
       int rmax = 0;
       double dmax = 0.0;
-      PAR_FOR(reduction(max : rmax, dmax) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+      PAR_FOR(reduction(max : rmax, dmax) GPU_REDUCTION(n))
       for (size_t i = 0; i < n; i++) {
         rmax = rho[i] > rmax ? rho[i] : rmax;
         dmax = fmax(dmax, sqrt(delta2[i]));
@@ -872,7 +883,7 @@ static long assign_labels(dpc_state *s, double *transfer_s) {
   }
   for (;;) {
     long moved = 0;
-    PAR_FOR(reduction(+ : moved) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+    PAR_FOR(reduction(+ : moved) GPU_REDUCTION(n))
     for (size_t i = 0; i < n; i++) {
       const int p = a[i], q = a[p];
       b[i] = q;
@@ -1029,7 +1040,7 @@ static int route_batch(dpc_state *s, size_t n0, size_t n1, long long *ndist) {
   }
   *ndist += (long long)(n1 - n0) * h;
   int fullest = 0;
-  PAR_FOR(reduction(max : fullest) GPU_ONLY(num_teams(pc_reduction_teams(nleaves)) thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(reduction(max : fullest) GPU_REDUCTION(nleaves))
   for (size_t leaf = 0; leaf < nleaves; leaf++) fullest = lcount[leaf] + lnew[leaf] > fullest ? lcount[leaf] + lnew[leaf] : fullest;
   return fullest;
 }
@@ -1124,7 +1135,7 @@ int dpc_insert(dpc_state *s, size_t count, dpc_result *res) {
     const double dc = s->dc, dc2 = s->dc2;
     const int incidental = s->p.rho_update == DPC_RHO_INCIDENTAL;
     const unsigned char *alive = s->alive;
-    PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+    PAR_FOR(GPU_THREADS)
     for (size_t q = n0; q < n1; q++) {
       const vpt_view v = VPT_VIEW;
       long nd = 0;
@@ -1132,7 +1143,7 @@ int dpc_insert(dpc_state *s, size_t count, dpc_result *res) {
       work[q] += nd;
     }
     if (!incidental) {
-      PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+      PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_THREADS)
       for (size_t sl = 0; sl < nslots; sl++) {
         if ((int)(sl % VPT_LEAF) >= lcount[sl / VPT_LEAF]) continue;
         const int i = ids[sl];
@@ -1213,7 +1224,7 @@ int dpc_delete(dpc_state *s, const int *del, size_t count, dpc_result *res) {
     DPC_DEVICE_ONLY const unsigned long long *minokey = s->minokey, *okey = s->okey;
     const unsigned char *flag = s->flag;
     if (!incidental) { /* separate: each live point counts the deleted points near it, still in the leaves */
-      PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+      PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_THREADS)
       for (size_t sl = 0; sl < nslots; sl++) {
         if ((int)(sl % VPT_LEAF) >= clcount[sl / VPT_LEAF]) continue;
         const int i = cids[sl];
@@ -1251,7 +1262,7 @@ int dpc_delete(dpc_state *s, const int *del, size_t count, dpc_result *res) {
     const double t3 = pc_now();
     tree_s += t3 - t2;
     if (incidental) { /* each deleted point takes 1 from the live points near it */
-      PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+      PAR_FOR(GPU_THREADS)
       for (size_t k = 0; k < count; k++) {
         const vpt_view v = VPT_VIEW;
         long nd = 0;

@@ -20,8 +20,8 @@
  * The team kernels compute nothing between their parallel loops but the rounds' bounds, which
  * every thread reads from the list's offsets in global memory, and their parallel loops take
  * every scalar by value (default(firstprivate)): the SPMD form that clang gives these kernels on
- * the GPU then hands no value from one thread to the others. (The earlier form, a walk inside the
- * team kernel whose results decided the rounds, hung or faulted on an H100.)
+ * the GPU then hands no value from one thread to the others. (A walk inside the team kernel
+ * whose results decided the rounds failed on the GPU: docs/performance.md.)
  *
  * Distance computations (the report's count): the walks' vantage distances and ball tests, of the
  * counting walk and of the filling walk, each leaf's ball (a distance per pair of its points), and
@@ -29,6 +29,22 @@
  */
 #include "dpc_tree.h"
 #include "scan.h"
+
+/* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
+ * overrides one, `info` lists them and a report names those changed (knobs.h). */
+/* The per-leaf searches (--rho-search / --delta-search leaf): candidate leaves a team takes per
+ * round, and the team-local room for their points' coordinates (8 KB: 32 leaves of 2-d points).
+ * Leaves of more than DPC_STAGE_FLOATS coordinates are read from the leaf copies in place. */
+#define DPC_LEAF_LIST_DEFAULT 32
+#ifndef DPC_LEAF_LIST
+#define DPC_LEAF_LIST DPC_LEAF_LIST_DEFAULT
+#endif
+PC_KNOB(DPC_LEAF_LIST)
+#define DPC_STAGE_FLOATS_DEFAULT 2048
+#ifndef DPC_STAGE_FLOATS
+#define DPC_STAGE_FLOATS DPC_STAGE_FLOATS_DEFAULT
+#endif
+PC_KNOB(DPC_STAGE_FLOATS)
 
 /* Every leaf's ball (leaf_lists' first pass): its centre, the member whose farthest member is
  * nearest (lctr: its slot in the leaf), and the radius reaching its farthest member (lrad). */
@@ -40,7 +56,7 @@ static void leaf_balls(dpc_state *s) {
   int *lctr = pc_xalloc(nleaves, sizeof *lctr, "leaf centres");
   double *lrad = pc_xalloc(nleaves, sizeof *lrad, "leaf radii");
   DEV_ENTER(map(alloc : lctr[0 : nleaves], lrad[0 : nleaves]))
-  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_THREADS)
   for (size_t leaf = 0; leaf < nleaves; leaf++) {
     const size_t base = leaf * VPT_LEAF;
     const int cnt = lcount[leaf];
@@ -161,7 +177,7 @@ static void leaf_lists(dpc_state *s) {
   long *work = s->work;
   long *lnoff = pc_xalloc(nleaves + 1, sizeof *lnoff, "candidate leaf offsets");
   DEV_ENTER(map(alloc : lnoff[0 : nleaves + 1]))
-  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_THREADS)
   for (size_t leaf = 0; leaf <= nleaves; leaf++) { /* the entry after the last leaf (0) takes the total */
     long nc = 0;
     if (leaf < nleaves && lcount[leaf] > 0) {
@@ -175,7 +191,7 @@ static void leaf_lists(dpc_state *s) {
   const long total = pc_exclusive_scan(lnoff, nleaves + 1);
   int *lnear = pc_xalloc((size_t)total, sizeof *lnear, "candidate leaves");
   DEV_ENTER(map(alloc : lnear[0 : total]))
-  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_THREADS)
   for (size_t leaf = 0; leaf < nleaves; leaf++) {
     if (lcount[leaf] == 0) continue;
     const vpt_view v = VPT_VIEW;
@@ -262,7 +278,7 @@ static int *dense_lists(dpc_state *s) {
   const long *lnoff = s->lnoff;
   int *lndense = pc_xalloc(nleaves, sizeof *lndense, "denser candidate leaves");
   DEV_ENTER(map(alloc : lndense[0 : nleaves]))
-  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_THREADS)
   for (size_t leaf = 0; leaf < nleaves; leaf++) {
     const unsigned long long *leafkey = maxkey + ninternal;
     unsigned long long kmin = ~0ULL;

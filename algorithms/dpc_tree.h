@@ -10,6 +10,7 @@
 
 #include "dpc.h"
 #include "device.h"
+#include "knobs.h"
 #include "par.h"
 #include "synth.h"
 #include "util.h"
@@ -21,23 +22,16 @@
 
 /* Stream of pc_hash_uniform for the random start of the vantage heuristic and d_c sampling. */
 #define DPC_STREAM PC_STREAM_DPC
-/* Leaf-splitting rounds allowed after a build before the tree is rebuilt instead. */
-#define VPT_EXTRA_LEVELS 4
 /* Relative slack of the pruning tests (see the header comment). */
 #define VPT_SLACK 1e-9
 #define VPT_STACK (VPT_MAX_HEIGHT + 4)
 /* Points sampled for the first guess of the peak selection's gamma threshold. */
 #define DPC_PEAK_SAMPLE 8192
-/* Leaves the incremental delta's leaf filter lists per leaf before its points walk the tree instead. */
-#define VPT_CAND 8
-/* The per-leaf searches (--rho-search / --delta-search leaf): candidate leaves a team takes per
- * round, and the team-local room for their points' coordinates (8 KB: 32 leaves of 2-d points).
- * Leaves of more than DPC_STAGE_FLOATS coordinates are read from the leaf copies in place. */
-#ifndef DPC_LEAF_LIST
-#define DPC_LEAF_LIST 32
-#endif
-#ifndef DPC_STAGE_FLOATS
-#define DPC_STAGE_FLOATS 2048
+/* Leaves the incremental delta's leaf filter lists per leaf before its points walk the tree
+ * instead: a tuning knob (knobs.h), recorded by dpc.c. */
+#define VPT_CAND_DEFAULT 8
+#ifndef VPT_CAND
+#define VPT_CAND VPT_CAND_DEFAULT
 #endif
 /* Locals that only the device-data directives name (unused where those are empty). */
 #define DPC_DEVICE_ONLY __attribute__((unused))

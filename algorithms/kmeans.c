@@ -42,6 +42,7 @@
 #include "device.h"
 #include "kmeans_gemm.h"
 #include "kmeans_tuned.h"
+#include "knobs.h"
 #include "par.h"
 #include "util.h"
 
@@ -57,6 +58,80 @@
 
 const char *const km_phase_names[KM_NPHASES] = {"h2d", "assign", "update", "d2h"};
 const char *const km_distance_names[KM_NDISTANCES] = {"direct", "dot", "gemm", "gemm-tf32", "dot-3xtf32"};
+
+/* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
+ * overrides one, `info` lists them and a report names those changed (knobs.h). */
+/* sums (k * (d + 1)) a team keeps in team-local memory (whole-cluster sums) */
+#define KM_TEAM_SUMS_DEFAULT 4096
+#ifndef KM_TEAM_SUMS
+#define KM_TEAM_SUMS KM_TEAM_SUMS_DEFAULT
+#endif
+PC_KNOB(KM_TEAM_SUMS)
+/* where both fit: 1 sums by dimension, 0 by whole clusters, auto by KM_BY_DIMENSION_ABOVE */
+#define KM_UPDATE_BY_DIMENSION_DEFAULT auto
+#ifndef KM_UPDATE_BY_DIMENSION
+#define KM_UPDATE_BY_DIMENSION KM_UPDATE_BY_DIMENSION_DEFAULT
+#endif
+PC_KNOB(KM_UPDATE_BY_DIMENSION)
+/* auto: whole clusters while k * (d + 1) <= this */
+#define KM_BY_DIMENSION_ABOVE_DEFAULT KM_TEAM_SUMS
+#ifndef KM_BY_DIMENSION_ABOVE
+#define KM_BY_DIMENSION_ABOVE KM_BY_DIMENSION_ABOVE_DEFAULT
+#endif
+PC_KNOB(KM_BY_DIMENSION_ABOVE)
+/* GPU threads per team of the team-local methods */
+#define KM_UPDATE_THREADS_DEFAULT PC_GPU_THREADS
+#ifndef KM_UPDATE_THREADS
+#define KM_UPDATE_THREADS KM_UPDATE_THREADS_DEFAULT
+#endif
+PC_KNOB(KM_UPDATE_THREADS)
+/* room for the copies of the shared sums (GPU) */
+#define KM_SUM_COPY_BYTES_DEFAULT (8u << 20)
+#ifndef KM_SUM_COPY_BYTES
+#define KM_SUM_COPY_BYTES KM_SUM_COPY_BYTES_DEFAULT
+#endif
+PC_KNOB(KM_SUM_COPY_BYTES)
+/* most copies of the shared sums (GPU) */
+#define KM_MAX_SUM_COPIES_DEFAULT 64
+#ifndef KM_MAX_SUM_COPIES
+#define KM_MAX_SUM_COPIES KM_MAX_SUM_COPIES_DEFAULT
+#endif
+PC_KNOB(KM_MAX_SUM_COPIES)
+/* Teams of the team-local update methods per multiprocessor (GPU). */
+#define KM_GPU_UPDATE_TEAMS_PER_SM_DEFAULT 4
+#ifndef KM_GPU_UPDATE_TEAMS_PER_SM
+#define KM_GPU_UPDATE_TEAMS_PER_SM KM_GPU_UPDATE_TEAMS_PER_SM_DEFAULT
+#endif
+PC_KNOB(KM_GPU_UPDATE_TEAMS_PER_SM)
+/* Points whose labels and values a thread of the team-local methods loads before it adds them:
+ * several on the GPU; one on the CPU, whose out-of-order core overlaps the loads itself. */
+#if defined(PC_VARIANT_GPU)
+#define KM_UPDATE_BATCH_DEFAULT 8
+#else
+#define KM_UPDATE_BATCH_DEFAULT 1
+#endif
+#ifndef KM_UPDATE_BATCH
+#define KM_UPDATE_BATCH KM_UPDATE_BATCH_DEFAULT
+#endif
+PC_KNOB(KM_UPDATE_BATCH)
+/* Most teams of km_finalize per multiprocessor (GPU). */
+#define KM_FINALIZE_TEAMS_PER_SM_DEFAULT 2
+#ifndef KM_FINALIZE_TEAMS_PER_SM
+#define KM_FINALIZE_TEAMS_PER_SM KM_FINALIZE_TEAMS_PER_SM_DEFAULT
+#endif
+PC_KNOB(KM_FINALIZE_TEAMS_PER_SM)
+/* Entries a thread of km_finalize loads before it stores any (GPU; 1 on the CPU). */
+#if defined(PC_VARIANT_GPU)
+#define KM_FINALIZE_BATCH_DEFAULT 4
+#else
+#define KM_FINALIZE_BATCH_DEFAULT 1
+#endif
+#ifndef KM_FINALIZE_BATCH
+#define KM_FINALIZE_BATCH KM_FINALIZE_BATCH_DEFAULT
+#endif
+PC_KNOB(KM_FINALIZE_BATCH)
+/* Centroids per tile of the assign step's copy of the centroids (kmeans_tuned.h). */
+PC_KNOB(KM_TILE)
 
 /* Full unrolling keeps the GPU's per-thread arrays of the update step in registers (the CPU's
  * loops leave it to the compiler, which vectorises them better). */
@@ -83,7 +158,7 @@ void km_transpose(const float *x, size_t n, size_t d, float *xt) {
 static long km_assign_portable(const float *restrict xt, const float *restrict cs, const float *restrict cn,
                                int *restrict labels, size_t n, size_t d, int kpad, int direct) {
   long changed = 0;
-  PAR_FOR(reduction(+ : changed) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(reduction(+ : changed) GPU_REDUCTION(n))
   for (size_t i = 0; i < n; i++) {
     float best = INFINITY;
     int best_c = 0;
@@ -131,7 +206,7 @@ static void km_prepare(const float *restrict ct, const float *restrict offset, f
                        float *restrict cs_lo, float *restrict cn, double *restrict norm_parts, size_t d, int k,
                        int kpad, int direct, int split, int dimension_major, int skip_copy) {
   const size_t entries = skip_copy ? 0 : d * (size_t)kpad;
-  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(GPU_THREADS)
   for (size_t e = 0; e < entries; e++) { /* feature j of centroid c: every entry on its own */
     const size_t j = entries <= UINT_MAX ? (unsigned)e / (unsigned)kpad : e / (size_t)kpad; /* see km_finalize */
     const int c = (int)(e - j * (size_t)kpad);
@@ -148,11 +223,10 @@ static void km_prepare(const float *restrict ct, const float *restrict offset, f
   }
   /* the norms: a partial sum over each chunk of KM_NORM_CHUNK features (in order), then the
    * partials added in order, the same in every variant, so every variant has the same norms. The
-   * loops only load: a thread's loads overlap (when each waited for a store of the loop above,
-   * a thread per centroid over all d features took 408 us at k = d = 1000 on an H200; over
-   * all d features in a loop of loads alone, 125 us on an H100). */
+   * loops only load, so that a thread's loads overlap instead of each waiting for a store
+   * (figures: docs/performance.md). */
   const size_t chunks = direct ? 0 : (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK, parts = chunks * (size_t)kpad;
-  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(GPU_THREADS)
   for (size_t e = 0; e < parts; e++) {
     const size_t q = e / (size_t)kpad, c = e - q * (size_t)kpad;
     const size_t end = (q + 1) * KM_NORM_CHUNK < d ? (q + 1) * KM_NORM_CHUNK : d;
@@ -163,7 +237,7 @@ static void km_prepare(const float *restrict ct, const float *restrict offset, f
     }
     norm_parts[e] = part;
   }
-  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(GPU_THREADS)
   for (int c = 0; c < kpad; c++) {
     double norm = 0.0;
     for (size_t q = 0; q < chunks; q++) norm += norm_parts[q * (size_t)kpad + (size_t)c];
@@ -181,8 +255,8 @@ static void km_prepare(const float *restrict ct, const float *restrict offset, f
  * in double instead loses up to n 2^-53 of the cluster's sum of |x|.) Why not doubles: GPU
  * threads add into team-shared memory with atomics, and the GPU has native shared-memory
  * atomics only for 32-bit integers; a double (or 64-bit integer) add there is a
- * compare-and-swap loop, which bounded the update step (H200, n = 100k, d = k = 1000: 578
- * against 353 us a pass with the same loop on two 32-bit words, km_team_add). */
+ * compare-and-swap loop, which bounded the update step (two 32-bit words are faster, km_team_add:
+ * docs/performance.md). */
 typedef long long km_fixed;
 
 DEV_FUNCS_BEGIN
@@ -249,21 +323,11 @@ DEV_FUNCS_END
  *    one of several global copies of the sums with atomics; CPU threads sum into private copies
  *    through an OpenMP array reduction.
  * Every variant sums by dimension where whole clusters do not fit: on the CPU too it beat the
- * array reduction (it reads each dimension's row in order, not d rows at once; 2 threads:
- * 1.4-2.5x, 27 against 37 ms at n = 1M, d = 64, k = 1000). KM_UPDATE_BY_DIMENSION chooses
+ * array reduction (it reads each dimension's row in order, not d rows at once; figures:
+ * docs/performance.md). KM_UPDATE_BY_DIMENSION chooses
  * where both fit: 1 (by dimension), 0 (whole clusters; then also shared sums where they do not
  * fit) or auto: whole clusters while k * (d + 1) <= KM_BY_DIMENSION_ABOVE, by default wherever
- * they fit (on the CPU as fast or faster: 11 against 13 ms at n = 4M, d = 8, k = 256; not yet
- * compared on a GPU). */
-#ifndef KM_TEAM_SUMS
-#define KM_TEAM_SUMS 4096
-#endif
-#ifndef KM_UPDATE_BY_DIMENSION
-#define KM_UPDATE_BY_DIMENSION auto
-#endif
-#ifndef KM_BY_DIMENSION_ABOVE
-#define KM_BY_DIMENSION_ABOVE KM_TEAM_SUMS
-#endif
+ * they fit (on the CPU as fast or faster; not yet compared on a GPU). */
 /* KM_SETTING(KM_BY_DIMENSION_, KM_UPDATE_BY_DIMENSION) is 0, 1 or -1 (auto); another value of
  * -DKM_UPDATE_BY_DIMENSION does not compile. */
 #define KM_BY_DIMENSION_0 0
@@ -271,36 +335,19 @@ DEV_FUNCS_END
 #define KM_BY_DIMENSION_auto (-1)
 #define KM_PASTE(a, b) a##b
 #define KM_SETTING(prefix, value) KM_PASTE(prefix, value)
-#ifndef KM_GPU_UPDATE_TEAMS
-#define KM_GPU_UPDATE_TEAMS 528 /* 4 per SM of an H100 */
-#endif
-#ifndef KM_UPDATE_THREADS
-#define KM_UPDATE_THREADS PC_GPU_THREADS /* GPU threads per team of the team-local methods */
-#endif
 /* A thread of the team-local methods reads KM_UPDATE_BATCH points' labels and values before it
- * adds them, so that their loads are in flight together (H200, n = 100k, d = k = 1000, doubles:
- * 578 us a pass one point at a time, 498 us four at a time). On the GPU a loop item takes points
+ * adds them, so that their loads are in flight together. On the GPU a loop item takes points
  * KM_UPDATE_LANES (a warp) apart, so that each load of a warp reads consecutive addresses; a
  * CPU thread takes consecutive points. */
 #if defined(PC_VARIANT_GPU)
-#ifndef KM_UPDATE_BATCH
-#define KM_UPDATE_BATCH 8
-#endif
 #define KM_UPDATE_LANES 32
 #else
-#define KM_UPDATE_BATCH 1 /* the CPU's out-of-order core overlaps the loads of successive points itself */
 #define KM_UPDATE_LANES 1
 #endif
 /* Shared sums: the number of global copies (GPU). Thread i adds into copy i % copies, so that
  * fewer atomics collide on one address (km_finalize adds the copies up); as many copies as fit
  * in KM_SUM_COPY_BYTES, at most KM_MAX_SUM_COPIES. CPU threads get private copies from the
  * OpenMP reduction instead. */
-#ifndef KM_SUM_COPY_BYTES
-#define KM_SUM_COPY_BYTES (8u << 20)
-#endif
-#ifndef KM_MAX_SUM_COPIES
-#define KM_MAX_SUM_COPIES 64
-#endif
 
 typedef enum { KM_SUMS_WHOLE, KM_SUMS_BY_DIMENSION, KM_SUMS_SHARED } km_sums_method;
 static const char *const km_sums_names[] = {"whole-clusters", "by-dimension", "shared"};
@@ -312,10 +359,11 @@ typedef struct {
   size_t copies; /* shared sums: copies of the global sums; 1 otherwise */
 } km_update_plan;
 
-/* Teams of a team-local method: KM_GPU_UPDATE_TEAMS on the GPU, one per host thread. */
+/* Teams of a team-local method: KM_GPU_UPDATE_TEAMS_PER_SM per multiprocessor on the GPU, one
+ * per host thread. */
 static int km_update_teams(void) {
 #if defined(PC_VARIANT_GPU)
-  return pc_device_teams(KM_GPU_UPDATE_TEAMS);
+  return pc_device_teams(KM_GPU_UPDATE_TEAMS_PER_SM * pc_device_multiprocessors());
 #elif defined(PC_VARIANT_OMP)
   return omp_get_max_threads();
 #else
@@ -362,7 +410,7 @@ static km_update_plan km_plan_update(size_t n, size_t d, int k) {
 static void km_fixed_scales(const float *restrict xt, size_t n, size_t d, size_t ranges, float *restrict part,
                             float *restrict scale, double *restrict unscale) {
   const size_t units = d * ranges;
-  PAR_TEAMS_FOR(num_teams(pc_device_teams((int)units)) thread_limit(KM_UPDATE_THREADS))
+  PAR_TEAMS_FOR(GPU_TEAMS((int)units, KM_UPDATE_THREADS))
   for (size_t u = 0; u < units; u++) {
     const size_t j = u % d, lo = n * (u / d) / ranges, hi = n * (u / d + 1) / ranges;
     float top = 0.0f;
@@ -420,7 +468,7 @@ static void km_accumulate_by_dimension(const float *restrict xt, const int *rest
                                        const float *restrict scale, size_t n, size_t d, int k, km_update_plan p) {
   const size_t row = d + 1, ranges = (size_t)p.ranges;
   const int units = (int)(row * ranges);
-  PAR_TEAMS_FOR(num_teams(pc_device_teams(units)) thread_limit(KM_UPDATE_THREADS))
+  PAR_TEAMS_FOR(GPU_TEAMS(units, KM_UPDATE_THREADS))
   for (int u = 0; u < units; u++) {
     km_team_word local[KM_SUM_WORDS * KM_TEAM_SUMS];
     TEAM_LOCAL(local)
@@ -465,7 +513,7 @@ static void km_accumulate(const float *restrict xt, const int *restrict labels, 
                           const float *restrict scale, size_t n, size_t d, int k, km_update_plan p) {
   const size_t row = d + 1, copies = p.copies, len = copies * row * (size_t)k;
   if (p.method != KM_SUMS_BY_DIMENSION || p.ranges > 1) { /* by dimension in one range stores every value */
-    PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+    PAR_FOR(GPU_THREADS)
     for (size_t e = 0; e < len; e++) sums[e] = 0;
   }
   if (p.method == KM_SUMS_WHOLE) {
@@ -478,7 +526,7 @@ static void km_accumulate(const float *restrict xt, const int *restrict labels, 
   }
 
   /* The one loop where variants differ in method: reduction on the CPU, atomics on the GPU. */
-  PAR_FOR(HOST_ONLY(reduction(+ : sums[0 : len])) GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(HOST_ONLY(reduction(+ : sums[0 : len])) GPU_THREADS)
   for (size_t i = 0; i < n; i++) {
     km_fixed *copy = sums + i % copies * row * (size_t)k + (size_t)labels[i];
     for (size_t j = 0; j < d; j++) {
@@ -503,18 +551,10 @@ static __attribute__((unused)) void km_accumulate_on_host(const float *restrict 
   }
 }
 
-/* km_finalize on the GPU: at most KM_FINALIZE_TEAMS teams, whose threads each load
- * KM_FINALIZE_BATCH entries before they store any (H200, k = d = 1000, 1M entries: one OpenMP
- * teams reduction over 1024 teams took 146 us; teams adding their sums with an atomic, 104 us;
- * with the loads batched, 35 us: an entry's loads no longer wait for the store before). */
-#ifndef KM_FINALIZE_TEAMS
-#define KM_FINALIZE_TEAMS 264
-#endif
-#if defined(PC_VARIANT_GPU)
-#define KM_FINALIZE_BATCH 4
-#else
-#define KM_FINALIZE_BATCH 1
-#endif
+/* km_finalize on the GPU: at most KM_FINALIZE_TEAMS_PER_SM teams per multiprocessor, whose
+ * threads each load KM_FINALIZE_BATCH entries before they store any, so that an entry's loads do
+ * not wait for the store before; each team adds its shifts with one atomic, not through an OpenMP
+ * teams reduction (figures: docs/performance.md). */
 
 /* New centroids from `copies` copies of the sums (counts in dimension d): ct[:, c] = mean of
  * cluster c, unchanged for an empty cluster. Returns the summed squared shift of the centroids.
@@ -525,7 +565,8 @@ static double km_finalize(const km_fixed *restrict sums, const double *restrict 
                           int k, int kpad, size_t copies, int on_device) {
   const size_t kd = (size_t)k * d, per_copy = kd + (size_t)k;
   const int wanted = !on_device ? 1 : PC_HAS_DEVICE ? pc_reduction_teams(kd) : km_update_teams(); /* omp: threads */
-  const int teams = wanted < KM_FINALIZE_TEAMS ? wanted : KM_FINALIZE_TEAMS;
+  const int most = KM_FINALIZE_TEAMS_PER_SM * pc_device_multiprocessors();
+  const int teams = wanted < most ? wanted : most;
   double shift = 0.0;
   (void)on_device;
   PAR_TEAMS_FOR(GPU_ONLY(if(target : on_device)) num_teams(teams) thread_limit(on_device ? PC_GPU_THREADS : 1)
@@ -571,7 +612,7 @@ static double km_finalize(const km_fixed *restrict sums, const double *restrict 
 static double km_sse(const float *restrict xt, const float *restrict ct, const int *restrict labels, size_t n, size_t d,
                      int kpad) {
   double sse = 0.0;
-  PAR_FOR(reduction(+ : sse) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(reduction(+ : sse) GPU_REDUCTION(n))
   for (size_t i = 0; i < n; i++) {
     const int c = labels[i];
     double s = 0.0;
@@ -659,6 +700,11 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
 
   const double t_start = pc_now();
   double t0 = t_start;
+  /* device: in, xt[d * n] points (dimension-major), ct[kpad * d] centroids (dimension-major),
+   * offset[d], labels[n]; made there, cs[kpad * d] / cs_lo[kpad * d or 1] the assign step's
+   * centroids and their TF32 tails, cn[kpad] centroid terms, norm_parts[chunks * kpad] partial norms,
+   * sums[copies * (d + 1) * k] fixed-point sums and counts, scale / unscale[d + 1] their scales,
+   * scale_part[d * ranges]. */
   DEV_ENTER(map(to : xt[0 : n * d], ct[0 : ct_len], offset[0 : d], labels[0 : n])
                 map(alloc : cs[0 : ct_len], cs_lo[0 : lo_len], cn[0 : kpad], norm_parts[0 : parts_len],
                         sums[0 : sums_len], scale[0 : d + 1],

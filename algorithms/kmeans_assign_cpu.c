@@ -8,6 +8,7 @@
  * loop's.
  */
 #include "kmeans_tuned.h"
+#include "knobs.h"
 #include "par.h"
 #include "util.h"
 
@@ -15,13 +16,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
+ * overrides one, `info` lists them and a report names those changed (knobs.h). */
+/* points per register tile (km_host_kernel; KM_TILE centroids across) */
+#define KM_ROWS_DEFAULT 6
+#ifndef KM_ROWS
+#define KM_ROWS KM_ROWS_DEFAULT
+#endif
+PC_KNOB(KM_ROWS)
+/* work items per cache block of points (km_assign_host) */
+#define KM_HOST_ITEMS_DEFAULT 8
+#ifndef KM_HOST_ITEMS
+#define KM_HOST_ITEMS KM_HOST_ITEMS_DEFAULT
+#endif
+PC_KNOB(KM_HOST_ITEMS)
+/* features per copied chunk of a block */
+#define KM_HOST_DEPTH_DEFAULT 128
+#ifndef KM_HOST_DEPTH
+#define KM_HOST_DEPTH KM_HOST_DEPTH_DEFAULT
+#endif
+PC_KNOB(KM_HOST_DEPTH)
+/* centroid tiles whose partial sums a block keeps in L2 */
+#define KM_HOST_RANGE_DEFAULT 32
+#ifndef KM_HOST_RANGE
+#define KM_HOST_RANGE KM_HOST_RANGE_DEFAULT
+#endif
+PC_KNOB(KM_HOST_RANGE)
+
 /* Register blocking (km_host_kernel): a work item compares KM_ROWS consecutive points with a
  * tile of KM_TILE centroids at a time, holding KM_ROWS x KM_TILE partial sums in registers
  * (6 x 16 = 12 AVX2 accumulators): per feature it loads KM_ROWS point values and KM_TILE centroid
  * values for KM_ROWS * KM_TILE multiply-adds. */
-#ifndef KM_ROWS
-#define KM_ROWS 6
-#endif
 /* Cache blocking of the CPU assign step (km_assign_host), after the loops around a BLAS GEMM's
  * micro-kernel: a block of KM_HOST_ITEMS items (48 points) is copied, KM_HOST_DEPTH features at
  * a time, into a buffer laid out as the micro-kernel reads it (6 KB per item for 256
@@ -30,15 +55,6 @@
  * over from one feature chunk to the next. Without this, at d = 1000 every feature of an item's
  * points and of a tile sits on its own 4 KB page (stride n or kpad floats), and each item
  * streamed all k x d centroids from L3. */
-#ifndef KM_HOST_ITEMS
-#define KM_HOST_ITEMS 8
-#endif
-#ifndef KM_HOST_DEPTH
-#define KM_HOST_DEPTH 128
-#endif
-#ifndef KM_HOST_RANGE
-#define KM_HOST_RANGE 32
-#endif
 
 /* The CPU's micro-kernel, for KM_ROWS points (xq[j * xld + r], `depth` features) and
  * `ntiles` consecutive tiles (tile u at tiles + u * tstride, tile[j * KM_TILE + c]): each tile's

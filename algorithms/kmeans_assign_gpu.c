@@ -15,6 +15,7 @@
  */
 #include "kmeans_tuned.h"
 #include "device.h"
+#include "knobs.h"
 #include "par.h"
 #include "util.h"
 
@@ -22,6 +23,39 @@
 #include <ompx.h>
 #include <stdint.h>
 #include <stdlib.h>
+
+/* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
+ * overrides one, `info` lists them and a report names those changed (knobs.h). */
+/* points per team block of km_assign_tiled and km_assign_mma */
+#define KM_BLOCK_POINTS_DEFAULT 128
+#ifndef KM_BLOCK_POINTS
+#define KM_BLOCK_POINTS KM_BLOCK_POINTS_DEFAULT
+#endif
+PC_KNOB(KM_BLOCK_POINTS)
+/* centroids per block */
+#define KM_BLOCK_CENTROIDS_DEFAULT 64
+#ifndef KM_BLOCK_CENTROIDS
+#define KM_BLOCK_CENTROIDS KM_BLOCK_CENTROIDS_DEFAULT
+#endif
+PC_KNOB(KM_BLOCK_CENTROIDS)
+/* features per staged chunk (km_assign_tiled) */
+#define KM_BLOCK_DEPTH_DEFAULT 8
+#ifndef KM_BLOCK_DEPTH
+#define KM_BLOCK_DEPTH KM_BLOCK_DEPTH_DEFAULT
+#endif
+PC_KNOB(KM_BLOCK_DEPTH)
+/* features per staged chunk (km_assign_mma; 16 is slower at small d: docs/performance.md) */
+#define KM_MMA_DEPTH_DEFAULT 8
+#ifndef KM_MMA_DEPTH
+#define KM_MMA_DEPTH KM_MMA_DEPTH_DEFAULT
+#endif
+PC_KNOB(KM_MMA_DEPTH)
+/* teams per multiprocessor below which the centroid blocks are split (km_plan) */
+#define KM_GPU_TEAMS_PER_SM_DEFAULT 8
+#ifndef KM_GPU_TEAMS_PER_SM
+#define KM_GPU_TEAMS_PER_SM KM_GPU_TEAMS_PER_SM_DEFAULT
+#endif
+PC_KNOB(KM_GPU_TEAMS_PER_SM)
 
 /* Full unrolling keeps the per-thread arrays in registers; KM_NO_UNROLL keeps a loop of unrolled
  * bodies within the registers. */
@@ -35,26 +69,14 @@
  * into 64 register sums. A point value fetched from global memory serves KM_BLOCK_CENTROIDS
  * centroids, a centroid value KM_BLOCK_POINTS points. Teams of 128 threads (128 x 64) at 160
  * registers each let three teams share an SM, so that one team's barriers overlap the others'
- * multiply-adds; 64 centroids a block waste nothing at k = 64 (H100 measurements and the
- * shapes tried: see the README). KM_GPU_TEAMS: with fewer point blocks than this, the centroid
- * blocks are split among several teams (a second pass keeps the best). */
-#ifndef KM_BLOCK_POINTS
-#define KM_BLOCK_POINTS 128
-#endif
-#ifndef KM_BLOCK_CENTROIDS
-#define KM_BLOCK_CENTROIDS 64
-#endif
+ * multiply-adds; 64 centroids a block waste nothing at k = 64 (the measurements and the
+ * shapes tried: docs/performance.md). With fewer point blocks than KM_GPU_TEAMS_PER_SM teams per
+ * multiprocessor, the centroid blocks are split among several teams (a second pass keeps the best). */
 #define KM_THREAD_POINTS 8
 #define KM_THREAD_CENTROIDS 8
 #define KM_BLOCK_ROWS (KM_BLOCK_POINTS / KM_THREAD_POINTS)       /* threads down the points */
 #define KM_BLOCK_COLS (KM_BLOCK_CENTROIDS / KM_THREAD_CENTROIDS) /* threads across the centroids */
 #define KM_BLOCK_THREADS (KM_BLOCK_ROWS * KM_BLOCK_COLS)
-#ifndef KM_BLOCK_DEPTH
-#define KM_BLOCK_DEPTH 8
-#endif
-#ifndef KM_GPU_TEAMS
-#define KM_GPU_TEAMS 1056 /* 8 per SM of an H100 */
-#endif
 
 /* How the assign step is cut (km_assign_tiled): `groups` blocks of KM_BLOCK_POINTS points,
  * `tiles` blocks of KM_BLOCK_CENTROIDS centroids in `splits` ranges of `tiles_per_split`. */
@@ -67,8 +89,9 @@ static km_layout km_plan(size_t n, int kpad) {
   km_layout l = {0, 1, 1, 1};
   l.groups = (n + KM_BLOCK_POINTS - 1) / KM_BLOCK_POINTS;
   l.tiles = (kpad + KM_BLOCK_CENTROIDS - 1) / KM_BLOCK_CENTROIDS;
-  if (l.groups < KM_GPU_TEAMS && l.tiles > 1) {
-    const size_t want = (KM_GPU_TEAMS + l.groups - 1) / l.groups;
+  const size_t gpu_teams = (size_t)KM_GPU_TEAMS_PER_SM * (size_t)pc_device_multiprocessors();
+  if (l.groups < gpu_teams && l.tiles > 1) {
+    const size_t want = (gpu_teams + l.groups - 1) / l.groups;
     l.splits = want < (size_t)l.tiles ? (int)want : l.tiles;
   }
   l.tiles_per_split = (l.tiles + l.splits - 1) / l.splits;
@@ -82,7 +105,7 @@ static km_layout km_plan(size_t n, int kpad) {
 static long km_merge_splits(int *restrict labels, const float *restrict part_d, const int *restrict part_c, size_t n,
                             int splits) {
   long changed = 0;
-  PAR_FOR(reduction(+ : changed) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(reduction(+ : changed) GPU_REDUCTION(n))
   for (size_t i = 0; i < n; i++) {
     float best = part_d[i];
     int best_c = part_c[i];
@@ -353,9 +376,6 @@ static long km_assign_tiled(const float *restrict xt, const float *restrict tile
  * near-ties (as cuBLAS' do). */
 #define KM_MMA_XS_ROW (KM_BLOCK_POINTS + 8)
 #define KM_MMA_CS_ROW (KM_BLOCK_CENTROIDS + 8)
-#ifndef KM_MMA_DEPTH
-#define KM_MMA_DEPTH 8 /* features a chunk (16: 2% faster at d = 1000, 37% slower at d = 8; H100) */
-#endif
 _Static_assert(KM_BLOCK_POINTS == 32 * (KM_BLOCK_THREADS / 32) && KM_BLOCK_CENTROIDS == 64 && KM_MMA_DEPTH % 8 == 0,
                "km_mma_block: a warp takes 32 points and 64 centroids, chunks of whole mma K steps");
 
@@ -508,6 +528,7 @@ static km_tuned_run *km_gpu_open(size_t n, size_t d, int kpad, int tensor, int *
   const size_t part_len = run->part_len;
   (void)part_d, (void)part_c, (void)part_len;
   /* device data: part_d, part_c (part_len each), until km_gpu_close */
+  /* device: part_d / part_c[splits * n or 1] each split's best distance and centroid. */
   DEV_ENTER(map(alloc : part_d[0 : part_len], part_c[0 : part_len]))
   *splits = run->layout.splits;
   return run;

@@ -30,6 +30,7 @@
 
 #if defined(PC_VARIANT_GPU)
 #include "device.h"
+#include "knobs.h"
 #include "par.h"
 
 #include <dlfcn.h>
@@ -40,11 +41,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
+ * overrides one, `info` lists them and a report names those changed (knobs.h). */
 /* Scratch for one block's dot products. 256 MiB: 67108 points at k = 1000, so that n = 10^6
  * takes 15 GEMMs of m = 67108 (large enough for cuBLAS to reach its rate). */
+#define KM_GEMM_SCRATCH_BYTES_DEFAULT ((size_t)256 << 20)
 #ifndef KM_GEMM_SCRATCH_BYTES
-#define KM_GEMM_SCRATCH_BYTES ((size_t)256 << 20)
+#define KM_GEMM_SCRATCH_BYTES KM_GEMM_SCRATCH_BYTES_DEFAULT
 #endif
+PC_KNOB(KM_GEMM_SCRATCH_BYTES)
 
 /* ---- the CUDA driver and cuBLAS API we use (values from CUDA 13.0's cuda.h and cublas_api.h,
  * unchanged since CUDA 11) -------------------------------------------------------------------- */
@@ -220,7 +225,7 @@ long km_gemm_assign(const km_gemm_scratch *s, const float *xt, const float *cs, 
     r = km_cublas.cu_ctx_synchronize(); /* the GEMM is done before the kernel below reads dots */
     if (r != 0) return pc_fail("--distance gemm: the GEMM failed: %s (%d)", km_cu_error(r), r);
 
-    PAR_FOR(reduction(+ : changed) GPU_ONLY(is_device_ptr(dots) num_teams(pc_reduction_teams(m)) thread_limit(PC_GPU_THREADS)))
+    PAR_FOR(reduction(+ : changed) GPU_ONLY(is_device_ptr(dots)) GPU_REDUCTION(m))
     for (size_t i = 0; i < m; i++) {
       float best = INFINITY;
       int best_c = 0;

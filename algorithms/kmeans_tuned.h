@@ -21,8 +21,9 @@
 
 /* Centroids per tile of the assign step's copy of the centroids (cs): the portable loop and the
  * CPU's kernel keep a tile's partial sums in registers, and k is padded to whole tiles (kpad). */
+#define KM_TILE_DEFAULT 16
 #ifndef KM_TILE
-#define KM_TILE 16
+#define KM_TILE KM_TILE_DEFAULT /* a tuning knob (knobs.h), recorded by kmeans.c */
 #endif
 
 /* One assign step's data, all on the device (gpu variant): points dimension-major

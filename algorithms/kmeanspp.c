@@ -19,6 +19,7 @@
 #include "kmeanspp.h"
 #include "device.h"
 #include "kmeanspp_tuned.h"
+#include "knobs.h"
 #include "par.h"
 #include "scan.h"
 #include "synth.h"
@@ -28,10 +29,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Threads of a team of the portable masses pass on the GPU. */
+/* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
+ * overrides one, `info` lists them and a report names those changed (knobs.h). */
+/* threads per team of the portable masses pass (GPU) */
+#define KMPP_PORTABLE_THREADS_DEFAULT 128
 #ifndef KMPP_PORTABLE_THREADS
-#define KMPP_PORTABLE_THREADS 128
+#define KMPP_PORTABLE_THREADS KMPP_PORTABLE_THREADS_DEFAULT
 #endif
+PC_KNOB(KMPP_PORTABLE_THREADS)
+/* probes per step of the one-thread search (--search-arity 2) */
+#define KMPP_THREAD_PROBES_DEFAULT 16
+#ifndef KMPP_THREAD_PROBES
+#define KMPP_THREAD_PROBES KMPP_THREAD_PROBES_DEFAULT
+#endif
+PC_KNOB(KMPP_THREAD_PROBES)
+/* block totals a team stages at a time in team-local memory (4 KB) */
+#define KMPP_TOTALS_TILE_DEFAULT 512
+#ifndef KMPP_TOTALS_TILE
+#define KMPP_TOTALS_TILE KMPP_TOTALS_TILE_DEFAULT
+#endif
+PC_KNOB(KMPP_TOTALS_TILE)
+/* threads of a run's team in the picks */
+#define KMPP_PICK_THREADS_DEFAULT 32
+#ifndef KMPP_PICK_THREADS
+#define KMPP_PICK_THREADS KMPP_PICK_THREADS_DEFAULT
+#endif
+PC_KNOB(KMPP_PICK_THREADS)
+/* The knobs of kmeanspp_tuned.h. */
+PC_KNOB(KMPP_TEAM_POINTS)
+PC_KNOB(KMPP_UNROLL_TAIL)
+PC_KNOB(KMPP_LANES)
+PC_KNOB(KMPP_UNROLL_DIMS)
+
 
 /* Unrolling on the GPU (the CPU leaves the loops to the compiler): the serial sums (the offsets
  * of the picks, and of the masses: kmpp_block_prefix) by KMPP_UNROLL_TAIL, the distance loop
@@ -69,6 +98,8 @@ int kmpp_sampler_open(kmpp_sampler *s, size_t capacity, int runs, int rounds, in
   s->draws = draws;
   s->search_arity = KMPP_SEARCH_ARITY;
   s->kernels = PC_KERNELS_TUNED;
+  /* device: dist / wheel[points] D^2 and its running sums, block_sums[blocks] scan block totals,
+   * offsets[blocks + runs], uniforms / chosen[picks] the draws and the points they picked. */
   DEV_ENTER(map(alloc : s->dist[0 : points], s->wheel[0 : points], s->block_sums[0 : blocks],
                 s->offsets[0 : blocks + (size_t)runs], s->uniforms[0 : picks],
                 s->chosen[0 : picks]))
@@ -123,16 +154,11 @@ static inline size_t kmpp_part_fails(const double *local, size_t lo, size_t hi, 
 }
 DEV_FUNCS_END
 
-/* Probes of a step of the one-thread search (--search-arity 2): 16 finds a point among 256 in two
- * steps of 16 loads each in flight together, where a binary search waited for 8 loads one after
- * another (a fifth of the picks' time, H200). */
-#define KMPP_THREAD_PROBES 16
-
-/* Block totals a team stages at a time in team-local memory (4 KB), and the threads of a run's
- * team in the picks (each loads KMPP_TOTALS_TILE / KMPP_PICK_THREADS of them, the loads in flight
- * together: 8 one after another took a fifth of the picks' time, H200). */
-#define KMPP_TOTALS_TILE 512
-#define KMPP_PICK_THREADS 32
+/* The one-thread search (--search-arity 2) probes KMPP_THREAD_PROBES places a step: 16 finds a
+ * point among 256 in two steps of 16 loads in flight together, where a binary search waits for 8
+ * loads one after another. A run's team stages KMPP_TOTALS_TILE block totals at a time, each of
+ * its KMPP_PICK_THREADS threads loading its share, the loads in flight together (figures:
+ * docs/performance.md). */
 DEV_FUNCS_BEGIN
 /* A run's offsets, by its team (the body of a PAR_TEAMS_FOR iteration; tile: team-local, of
  * KMPP_TOTALS_TILE + 1): offsets[b] = the running sum of sums[0..b), added in order (the scan's
@@ -140,7 +166,7 @@ DEV_FUNCS_BEGIN
  * (one memory latency), then one thread adds them from team memory, leaving the tile's offsets
  * (and after the last, the total) in it, where draws can search them when the run has one tile
  * of blocks. One thread loading the totals itself waited a memory latency per eight blocks
- * (H100, 65536 rounds of 54 runs: selection 2.57 -> 2.25 s). */
+ * (figures: docs/performance.md). */
 static inline void kmpp_team_offsets(const double *restrict sums, size_t blocks, double *restrict offsets,
                                      double *restrict tile) {
   for (size_t t0 = 0; t0 < blocks; t0 += KMPP_TOTALS_TILE) {
@@ -176,7 +202,7 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
                      const double *uniforms, long *picks, size_t stride, int arity) {
   const size_t blocks = kmpp_blocks(n), parts = (size_t)arity, all = (size_t)runs * (size_t)draws;
   if (arity <= 2) { /* a team per run: its offsets (in order), then a thread per draw, KMPP_THREAD_PROBES-ary search */
-    PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams(runs)) thread_limit(KMPP_PICK_THREADS)))
+    PAR_TEAMS_FOR(GPU_TEAMS(runs, KMPP_PICK_THREADS))
     for (int e = 0; e < runs; e++) {
       double *run_offsets = offsets + (size_t)e * (blocks + 1);
       const double *local = wheel + (size_t)e * n;
@@ -206,14 +232,14 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
     }
     return;
   }
-  PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams(runs)) thread_limit(KMPP_PICK_THREADS)))
+  PAR_TEAMS_FOR(GPU_TEAMS(runs, KMPP_PICK_THREADS))
   for (int e = 0; e < runs; e++) {
     double tile[KMPP_TOTALS_TILE + 1];
     TEAM_LOCAL(tile)
     kmpp_team_offsets(block_sums + (size_t)e * blocks, blocks, offsets + (size_t)e * (blocks + 1), tile);
   }
   /* Okuda's search: a team of `arity` threads per draw */
-  PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams((int)all)) thread_limit(arity)))
+  PAR_TEAMS_FOR(GPU_TEAMS((int)all, arity))
   for (size_t t = 0; t < all; t++) {
     const size_t e = t / (size_t)draws, q = t % (size_t)draws;
     const double *local = wheel + e * n;
@@ -251,7 +277,7 @@ static void kmpp_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh
   const size_t teams = spans * (size_t)s->runs;
   const int draws = s->draws;
   double *dist = s->dist, *wheel = s->wheel, *block_sums = s->block_sums;
-  PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams((int)teams)) thread_limit(KMPP_PORTABLE_THREADS)))
+  PAR_TEAMS_FOR(GPU_TEAMS((int)teams, KMPP_PORTABLE_THREADS))
   for (size_t t = 0; t < teams; t++) {
     const size_t e = t / spans, begin = (t % spans) * KMPP_TEAM_POINTS;
     const size_t end = begin + KMPP_TEAM_POINTS < n ? begin + KMPP_TEAM_POINTS : n;
@@ -363,6 +389,7 @@ int kmpp_seed(const float *x, const float *weights, size_t n, size_t d, int k, u
   for (size_t a = 0; a < n * d; a++) xd[a] = (double)x[a];
   const kmpp_points points = {xd, w, n, d, d, 1};
   double cost;
+  /* device: xd[n * d] points, w[n] weights. */
   DEV_ENTER(map(to : xd[0 : n * d], w[0 : n]))
   kmpp_sample(&points, &sampler, (kmpp_draws){seed, PC_STREAM_KMEANSPP, 0, 0}, &cost, NULL);
   DEV_EXIT(map(delete : xd[0 : n * d], w[0 : n]))

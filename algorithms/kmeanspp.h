@@ -105,8 +105,8 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
                      const double *uniforms, long *picks, size_t stride, int arity);
 
 /* Parts per level of the wheel's search: 2, a thread per draw searching by itself, in every
- * variant (on an H100 the team per run that serves its draws beat Okuda's team of 1024 threads
- * per draw, which --search-arity 1024 keeps). */
+ * variant (the team per run that serves its draws was faster than Okuda's team of 1024 threads
+ * per draw, which --search-arity 1024 keeps: docs/performance.md). */
 #ifndef KMPP_SEARCH_ARITY
 #define KMPP_SEARCH_ARITY 2
 #endif

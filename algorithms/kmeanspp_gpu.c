@@ -7,56 +7,71 @@
  */
 #include "kmeanspp_tuned.h"
 #include "device.h"
+#include "knobs.h"
 #include "par.h"
 #include "scan.h"
 #include "util.h"
 
 #include <math.h>
 
+/* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
+ * overrides one, `info` lists them and a report names those changed (knobs.h). */
+/* largest d whose distance passes keep a point in registers */
+#define KMPP_REG_DIMS_DEFAULT 8
+#ifndef KMPP_REG_DIMS
+#define KMPP_REG_DIMS KMPP_REG_DIMS_DEFAULT
+#endif
+PC_KNOB(KMPP_REG_DIMS)
+/* chosen points a team stages in team-local memory at a time */
+#define KMPP_STAGE_PICKS_DEFAULT 32
+#ifndef KMPP_STAGE_PICKS
+#define KMPP_STAGE_PICKS KMPP_STAGE_PICKS_DEFAULT
+#endif
+PC_KNOB(KMPP_STAGE_PICKS)
+/* threads per team of the masses pass */
+#define KMPP_MASSES_THREADS_DEFAULT 128
+#ifndef KMPP_MASSES_THREADS
+#define KMPP_MASSES_THREADS KMPP_MASSES_THREADS_DEFAULT
+#endif
+PC_KNOB(KMPP_MASSES_THREADS)
+/* threads the masses kernel is compiled for (launch_bounds; sizes its registers); 0: KMPP_MASSES_THREADS */
+#define KMPP_MASSES_BOUND_DEFAULT 640
+#ifndef KMPP_MASSES_BOUND
+#define KMPP_MASSES_BOUND KMPP_MASSES_BOUND_DEFAULT
+#endif
+PC_KNOB(KMPP_MASSES_BOUND)
+/* points of the kept run a team of kmpp_nearest stages at a time */
+#define KMPP_NEAREST_TILE_DEFAULT 128
+#ifndef KMPP_NEAREST_TILE
+#define KMPP_NEAREST_TILE KMPP_NEAREST_TILE_DEFAULT
+#endif
+PC_KNOB(KMPP_NEAREST_TILE)
+/* points a team of kmpp_nearest takes (a thread each): few, since a chunk has only about 65536
+ * points to spread over the GPU */
+#define KMPP_NEAREST_POINTS_DEFAULT 256
+#ifndef KMPP_NEAREST_POINTS
+#define KMPP_NEAREST_POINTS KMPP_NEAREST_POINTS_DEFAULT
+#endif
+PC_KNOB(KMPP_NEAREST_POINTS)
+
 #define KMPP_UNROLL(count) PC_UNROLL_BY(count)
 
-/* Both distance passes, for d <= KMPP_REG_DIMS: a thread loads its
- * point once into registers, the team first copies the chosen points it compares them with to
- * team-local memory (KMPP_REG_DIMS values each, zero beyond d), and every thread reads them from
- * there. Without it a thread re-read its point for every chosen one and each chosen point's
- * address came from a load of its index. (Two points a thread were no faster: H200, 0.176
- * against 0.174 s.) */
-#ifndef KMPP_REG_DIMS
-#define KMPP_REG_DIMS 8
-#endif
-/* Chosen points a team stages at a time: all of a round's draws in the masses pass (more draws
- * than this take the generic loop), a tile of the kept run's points in kmpp_nearest. */
-#ifndef KMPP_STAGE_PICKS
-#define KMPP_STAGE_PICKS 32
-#endif
-/* Threads of a team of the masses pass: 128 took 5% less time than 256 on an H100. */
-#ifndef KMPP_MASSES_THREADS
-#define KMPP_MASSES_THREADS 128
-#endif
-/* Registers of a thread of the masses pass: the kernel declares teams of KMPP_MASSES_BOUND
- * threads (launch_bounds), so that ptxas fits it in 65536 / KMPP_MASSES_BOUND registers, while
- * the thread limit, given at run time, keeps teams of KMPP_MASSES_THREADS. 640: 96 registers,
- * five teams of 128 an SM (16 chunks of 65536, k = 64, d = 8, distance phase: on an H200 with
- * branch-free distances 0.201 s at 768 (80 registers, where ptxas ran the loads and sums of a
- * chosen point one after another), 0.174 s at 640, 0.183 s at 512; with the next point loaded
- * ahead 0.159, 0.157 and 0.156 s). 0: the bound is the limit. */
-#ifndef KMPP_MASSES_BOUND
-#define KMPP_MASSES_BOUND 640
-#endif
+/* Both distance passes, for d <= KMPP_REG_DIMS: a thread loads its point once into registers,
+ * the team first copies the chosen points it compares them with to team-local memory
+ * (KMPP_REG_DIMS values each, zero beyond d; KMPP_STAGE_PICKS points at a time: all of a round's
+ * draws in the masses pass, more take the generic loop), and every thread reads them from there.
+ * Without it a thread re-read its point for every chosen one and each chosen point's address came
+ * from a load of its index. Registers of a thread of the masses pass: the kernel declares teams
+ * of KMPP_MASSES_BOUND threads (launch_bounds), so that ptxas fits it in 65536 /
+ * KMPP_MASSES_BOUND registers (640: 96 registers, five teams of 128 an SM), while the thread
+ * limit, given at run time, keeps teams of KMPP_MASSES_THREADS. The values tried and their
+ * times: docs/performance.md. */
 #if KMPP_MASSES_BOUND > 0
 static int kmpp_masses_threads = KMPP_MASSES_THREADS; /* not a constant: a constant limit would size the kernel */
 #define KMPP_MASSES_LIMIT                                                                                             \
   thread_limit(kmpp_masses_threads) ompx_attribute(__attribute__((launch_bounds(KMPP_MASSES_BOUND))))
 #else
 #define KMPP_MASSES_LIMIT thread_limit(KMPP_MASSES_THREADS)
-#endif
-#ifndef KMPP_NEAREST_TILE
-#define KMPP_NEAREST_TILE 128
-#endif
-/* Points a team of kmpp_nearest takes (a thread each): small, since a
- * chunk has only about 65536 points to spread over the GPU. */
-#ifndef KMPP_NEAREST_POINTS
-#define KMPP_NEAREST_POINTS 256
 #endif
 DEV_FUNCS_BEGIN
 /* Value v of a team's staged copy of chosen points: coordinate v % KMPP_REG_DIMS of point
@@ -81,8 +96,7 @@ static inline __attribute__((always_inline)) void kmpp_lower(double s, double *b
  * interleaved. `dims`, the data's d, is a constant wherever this is inlined (KMPP_SWITCH_DIMS),
  * so that a chosen point costs straight-line code: its values' loads, a subtraction and a
  * multiply-add per dimension (with d a run-time bound each dimension was a branch of its own
- * around one scalar load: H100, k = 64, d = 8, 101.7M instructions a masses pass for 32.4M in
- * double). */
+ * around one scalar load, three times the instructions: docs/performance.md). */
 static inline __attribute__((always_inline)) void kmpp_point_picks(const double *xi, const size_t dims,
                                                                    const double *restrict staged, int count,
                                                                    double *best, int *at, int first) {
@@ -226,7 +240,7 @@ static int kmpp_gpu_nearest(const kmpp_points *p, const long *row, size_t count,
   const size_t n = p->n, d = p->d, ps = p->point_stride, ds = p->dim_stride;
   if (!pc_offloading() || d > KMPP_REG_DIMS) return 0;
   const size_t teams = (n + KMPP_NEAREST_POINTS - 1) / KMPP_NEAREST_POINTS;
-  PAR_TEAMS_FOR(num_teams(pc_device_teams((int)teams)) thread_limit(KMPP_NEAREST_POINTS))
+  PAR_TEAMS_FOR(GPU_TEAMS((int)teams, KMPP_NEAREST_POINTS))
   for (size_t t = 0; t < teams; t++) {
     const size_t begin = t * KMPP_NEAREST_POINTS, end = begin + KMPP_NEAREST_POINTS < n ? begin + KMPP_NEAREST_POINTS : n;
     double staged[KMPP_NEAREST_TILE * KMPP_REG_DIMS] __attribute__((aligned(64))), best[KMPP_NEAREST_POINTS];

@@ -32,32 +32,37 @@ const kmpp_tuned_kernels *kmpp_tuned(void);
 /* Blocks of the scan (PC_SCAN_BLOCK points each) over n points: the wheel's block totals. */
 static inline size_t kmpp_blocks(size_t n) { return (n + PC_SCAN_BLOCK - 1) / PC_SCAN_BLOCK; }
 
+/* Tuning knobs shared by kmeanspp.c and kmeanspp_gpu.c (knobs.h; kmeanspp.c records them). */
 /* Points a team of the masses pass takes (a multiple of PC_SCAN_BLOCK: each thread of the team's
  * last step sums one block of the scan). */
+#define KMPP_TEAM_POINTS_DEFAULT (8 * PC_SCAN_BLOCK)
 #ifndef KMPP_TEAM_POINTS
-#define KMPP_TEAM_POINTS (8 * PC_SCAN_BLOCK)
+#define KMPP_TEAM_POINTS KMPP_TEAM_POINTS_DEFAULT
 #endif
-/* Unrolling of the serial in-block sums at the end of the masses pass, on the GPU (8: the
- * distance phase of 16 chunks of 65536 points, k = 64, 0.257 -> 0.224 s on an H100). */
+/* Unrolling of the serial in-block sums at the end of the masses pass, on the GPU (8 is faster
+ * than no unrolling: docs/performance.md). */
+#define KMPP_UNROLL_TAIL_DEFAULT 8
 #ifndef KMPP_UNROLL_TAIL
-#define KMPP_UNROLL_TAIL 8
+#define KMPP_UNROLL_TAIL KMPP_UNROLL_TAIL_DEFAULT
 #endif
 
 /* Neighbouring points a work item of the generic distance loop (kmpp_lanes_masses) takes. The
  * CPU steps through KMPP_LANES points at once, so the loop over them becomes SIMD instructions
  * (each point's sum still runs over the dimensions in order: the same bits); a GPU thread takes
  * one. */
-#ifndef KMPP_LANES
 #if defined(PC_VARIANT_GPU)
-#define KMPP_LANES 1
+#define KMPP_LANES_DEFAULT 1
 #else
-#define KMPP_LANES 8
+#define KMPP_LANES_DEFAULT 8
 #endif
+#ifndef KMPP_LANES
+#define KMPP_LANES KMPP_LANES_DEFAULT
 #endif
 /* The loop over the dimensions of a distance on the GPU: not unrolled by default (unrolled by 4
  * the masses pass took 164 registers a thread, one team per SM). */
+#define KMPP_UNROLL_DIMS_DEFAULT 1
 #ifndef KMPP_UNROLL_DIMS
-#define KMPP_UNROLL_DIMS 1
+#define KMPP_UNROLL_DIMS KMPP_UNROLL_DIMS_DEFAULT
 #endif
 
 DEV_FUNCS_BEGIN

@@ -369,8 +369,10 @@ int strm_run(const pc_stream *src, const strm_params *p, float *centres, strm_re
 
 /* lab[i], dist[i]: the nearest of the k centres c to point i of x (rows x d, row-major). */
 static void strm_nearest(const float *x, size_t rows, size_t d, const float *c, int k, int *lab, float *dist) {
+  /* device: x[rows * d] points, c[k * d] centres; made there, lab / dist[rows] nearest centre and
+   * its distance. */
   DEV_ENTER(map(to : x[0 : rows * d], c[0 : (size_t)k * d]) map(alloc : lab[0 : rows], dist[0 : rows]))
-  PAR_FOR(GPU_ONLY(thread_limit(PC_GPU_THREADS)))
+  PAR_FOR(GPU_THREADS)
   for (size_t i = 0; i < rows; i++) {
     float best = INFINITY;
     int arg = 0;

@@ -12,6 +12,7 @@
 #include "streamkm.h"
 #include "device.h"
 #include "kmeanspp.h"
+#include "knobs.h"
 #include "par.h"
 #include "scan.h"
 #include "synth.h"
@@ -24,14 +25,22 @@
 
 const char *const skm_phase_names[SKM_NPHASES] = {"generation", "transfers", "distance", "selection", "weighting", "other"};
 
-/* Points one team counts, and the counters it keeps in team-local memory (16 KiB); runs with
- * more chosen points are counted in windows of SKM_TEAM_BINS, one pass over the points each. */
+/* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
+ * overrides one, `info` lists them and a report names those changed (knobs.h). */
+/* points one team counts */
+#define SKM_POINTS_PER_TEAM_DEFAULT 2048
 #ifndef SKM_POINTS_PER_TEAM
-#define SKM_POINTS_PER_TEAM 2048
+#define SKM_POINTS_PER_TEAM SKM_POINTS_PER_TEAM_DEFAULT
 #endif
+PC_KNOB(SKM_POINTS_PER_TEAM)
+/* counters a team keeps in team-local memory (16 KiB); runs with more chosen points are counted in
+ * windows of this many, one pass over the points each */
+#define SKM_TEAM_BINS_DEFAULT 4096
 #ifndef SKM_TEAM_BINS
-#define SKM_TEAM_BINS 4096
+#define SKM_TEAM_BINS SKM_TEAM_BINS_DEFAULT
 #endif
+PC_KNOB(SKM_TEAM_BINS)
+
 
 int skm_draws_per_round(int k) {
   int log2k = 0;
@@ -55,7 +64,7 @@ static void skm_count_served(const int *nearest, size_t n, size_t centres, long 
   for (size_t c = 0; c < centres; c++) served[c] = 0;
   for (size_t first = 0; first < centres; first += SKM_TEAM_BINS) {
     const size_t bins = centres - first < SKM_TEAM_BINS ? centres - first : SKM_TEAM_BINS;
-    PAR_TEAMS_FOR(GPU_ONLY(num_teams(pc_device_teams((int)teams)) thread_limit(PC_GPU_THREADS)))
+    PAR_TEAMS_FOR(GPU_TEAMS((int)teams, PC_GPU_THREADS))
     for (size_t t = 0; t < teams; t++) {
       unsigned counts[SKM_TEAM_BINS];
       TEAM_LOCAL(counts)
@@ -168,6 +177,8 @@ int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_
   for (size_t i = 0; i < m; i++) ones[i] = 1.0f;
 
   double t0 = pc_now();
+  /* device: ones[m] unit weights of a chunk; xt[m * d] a chunk's points (dimension-major),
+   * nearest[m], served[k * draws] per run. */
   DEV_ENTER(map(to : ones[0 : m]) map(alloc : xt[0 : md], nearest[0 : m], served[0 : per_run]))
   result->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t0;
   size_t union_size = 0;
@@ -250,10 +261,12 @@ int skm_assign(const pc_stream *src, const float *centres, int k, size_t chunk_s
   *cost = 0.0;
   if (!buffer || !xt || !chunk_labels || !dist) goto done;
   rc = 0;
+  /* device: centres[k * d]; chunk_labels / dist[m] a chunk's nearest centre and distance. */
   DEV_ENTER(map(to : centres[0 : (size_t)k * d]) map(alloc : chunk_labels[0 : m], dist[0 : m]))
   for (size_t first = 0; first < n && rc == 0; first += m) {
     const size_t rows = n - first < m ? n - first : m;
     if ((rc = skm_read_chunk(src, first, rows, buffer, xt)) != 0) break;
+    /* device: xt[rows * d] this chunk's points (dimension-major). */
     DEV_ENTER(map(to : xt[0 : rows * d]))
     skm_nearest_centre(xt, rows, d, centres, k, chunk_labels, dist);
     *cost += pc_exclusive_scan_f64(dist, rows);

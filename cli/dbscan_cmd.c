@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Chains expanded at once by default: enough teams to fill a current GPU (measured on an H200,
- * 1M points: 1024 chains 373 ms, 4096 146 ms, 16384 101 ms); the host builds keep the paper's
+/* Chains expanded at once by default: enough teams to fill a current GPU (figures:
+ * docs/performance.md); the host builds keep the paper's
  * smaller number, since more chains only add seed-list memory there. */
 #if PC_HAS_DEVICE
 #define DB_DEFAULT_CHAINS 16384

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "device.h"
+#include "knobs.h"
 #include "report.h"
 #include "util.h"
 
@@ -30,7 +31,7 @@ static const char usage[] =
 static const char info_usage[] =
     "usage: {prog} info [--require-gpu]\n"
     "Prints the variant, compiler, flags, commit and version of this build, the host threads and\n"
-    "the OpenMP devices it sees, and where its kernels run.\n"
+    "the OpenMP devices it sees, where its kernels run, and its tuning knobs.\n"
     "  --require-gpu  exit with status 3 when the gpu variant finds no usable GPU\n";
 
 /* The usage, then the build in one line. */
@@ -64,6 +65,15 @@ int pc_cmd_info(int argc, char **argv) {
   printf("host threads:   %d\n", dev.threads);
   printf("openmp devices: %d\n", pc_device_count());
   printf("kernels run on: %s\n", dev.where);
+  if (dev.multiprocessors) printf("multiprocessors: %d\n", dev.multiprocessors);
+  size_t count;
+  const pc_knob *const *knobs = pc_knobs(&count);
+  printf("tuning knobs:   %zu (make KNOBS='-DNAME=value' sets them; * not the default)\n", count);
+  for (size_t i = 0; i < count; i++) {
+    const pc_knob *knob = knobs[i];
+    if (pc_knob_changed(knob)) printf("  %-28s %s *  (default %s)\n", knob->name, knob->value, knob->default_value);
+    else printf("  %-28s %s\n", knob->name, knob->value);
+  }
   return PC_EXIT_OK;
 }
 

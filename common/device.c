@@ -1,5 +1,6 @@
 /* device.c - see device.h. */
 #include "device.h"
+#include "knobs.h"
 #include "par.h"
 #include "util.h"
 
@@ -37,10 +38,22 @@ static void cuda_device_name(int ordinal, char *name, size_t len) {
   if (cu_get && cu_name && cu_get(&dev, ordinal) == 0) cu_name(name, (int)len, dev);
 }
 
+/* Asks the CUDA driver for the streaming multiprocessors of device `ordinal`; 0 when it cannot. */
+static int cuda_multiprocessors(int ordinal) {
+  void *lib = pc_cuda_driver();
+  if (!lib) return 0;
+  int (*cu_get)(int *, int) = (int (*)(int *, int))dlsym(lib, "cuDeviceGet");
+  int (*cu_attribute)(int *, int, int) = (int (*)(int *, int, int))dlsym(lib, "cuDeviceGetAttribute");
+  int dev, count = 0;
+  if (!cu_get || !cu_attribute || cu_get(&dev, ordinal) != 0) return 0;
+  if (cu_attribute(&count, 16 /* CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT */, dev) != 0) return 0;
+  return count > 0 ? count : 0;
+}
+
 /* Host waits for the GPU spin instead of sleeping. LLVM 19's CUDA plugin gives the primary
  * context CU_CTX_SCHED_BLOCKING_SYNC when it is the one to activate it, so the end of every
- * synchronous target region put the host thread to sleep and woke it again: about 50 us a
- * region on an H100 host, more than many kernels take. It leaves the flags of a context that is
+ * synchronous target region put the host thread to sleep and woke it again, which costs more
+ * than many kernels take (docs/performance.md). It leaves the flags of a context that is
  * already active alone, so this activates every device's primary context first, with
  * CU_CTX_SCHED_SPIN (kept until exit). PRAGMACLUST_GPU_WAIT=blocking keeps the plugin's choice. */
 static void cuda_spin_waits(void) {
@@ -62,6 +75,10 @@ static void cuda_spin_waits(void) {
 }
 #endif
 
+/* par.h's tuning knobs. */
+PC_KNOB(PC_GPU_THREADS)
+PC_KNOB(PC_GPU_REDUCTION_TEAMS)
+
 const char *const pc_kernels_names[2] = {"tuned", "portable"};
 
 static int offloading;
@@ -73,6 +90,10 @@ int pc_reduction_teams(size_t n) {
 }
 
 int pc_device_teams(int want) { return offloading ? want : 1; }
+
+static int multiprocessors = PC_DEFAULT_MULTIPROCESSORS;
+
+int pc_device_multiprocessors(void) { return multiprocessors; }
 
 int pc_offloading(void) { return offloading; }
 
@@ -134,6 +155,8 @@ void pc_device_init(int allow_host, int threads, pc_device_info *info) {
   if (!on_host) {
     info->offloading = offloading = 1;
     cuda_device_name(omp_get_default_device(), info->name, sizeof info->name);
+    info->multiprocessors = cuda_multiprocessors(omp_get_default_device());
+    if (info->multiprocessors) multiprocessors = info->multiprocessors;
     snprintf(info->where, sizeof info->where, "GPU %s", info->name);
     return;
   }

@@ -18,6 +18,7 @@ typedef struct {
   char name[128];      /* GPU name, or "none" */
   char where[160];     /* one phrase for reports: "GPU NVIDIA H100 ...", "host (no GPU)" */
   int threads;         /* host threads the OpenMP runtime will use (1 for seq) */
+  int multiprocessors; /* the GPU's streaming multiprocessors, as its driver tells; 0: no GPU, or unknown */
   double init_s;       /* time spent bringing the device up */
 } pc_device_info;
 
@@ -36,6 +37,13 @@ int pc_reduction_teams(size_t n);
 
 /* `want` teams when target regions run on a GPU, 1 when they run on the host. */
 int pc_device_teams(int want);
+
+/* The streaming multiprocessors of the GPU in use, which team counts tuned per multiprocessor
+ * scale by: the CUDA driver's count (pc_device_info.multiprocessors), or
+ * PC_DEFAULT_MULTIPROCESSORS where the driver cannot tell (no GPU, host fallback, another
+ * vendor's). Valid after pc_device_init. */
+int pc_device_multiprocessors(void);
+#define PC_DEFAULT_MULTIPROCESSORS 132 /* an H100 SXM, the GPU the per-multiprocessor counts were tuned on */
 
 /* 1 when target regions run on a GPU (pc_device_init found one), else 0. */
 int pc_offloading(void);

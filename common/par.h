@@ -26,6 +26,13 @@
  *   TEAM_LOCAL(v)         (nothing)  (nothing)                  omp allocate(v) allocator(omp_pteam_mem_alloc)
  *                                                               (device pass only; see below)
  *
+ * Clause bundles that many loops share (defined at the end of this file; nothing in seq and omp):
+ *   GPU_THREADS               gpu: thread_limit(PC_GPU_THREADS)
+ *   GPU_REDUCTION(n)          gpu: num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS)
+ *                             (a loop of n iterations that carries a reduction)
+ *   GPU_TEAMS(count, threads) gpu: num_teams(pc_device_teams(count)) thread_limit(threads)
+ *                             (a PAR_TEAMS_FOR of count teams; device.h)
+ *
  * Rules the algorithms follow:
  *  - Data a PAR_FOR loop touches is put on the device once per run with DEV_ENTER and
  *    released with DEV_EXIT; pointers inside a region then refer to the present copies.
@@ -136,12 +143,21 @@ DEV_FUNCS_END
 #endif
 
 /* Threads per team for GPU loops that carry a reduction, and the most teams such a loop gets:
- * the LLVM 19 device runtime keeps 1024 slots for team results and makes further teams wait. */
+ * the LLVM 19 device runtime keeps 1024 slots for team results and makes further teams wait.
+ * Tuning knobs (knobs.h), recorded by device.c. */
+#define PC_GPU_THREADS_DEFAULT 256
 #ifndef PC_GPU_THREADS
-#define PC_GPU_THREADS 256
+#define PC_GPU_THREADS PC_GPU_THREADS_DEFAULT
 #endif
+#define PC_GPU_REDUCTION_TEAMS_DEFAULT 1024
 #ifndef PC_GPU_REDUCTION_TEAMS
-#define PC_GPU_REDUCTION_TEAMS 1024
+#define PC_GPU_REDUCTION_TEAMS PC_GPU_REDUCTION_TEAMS_DEFAULT
 #endif
+
+/* The clause bundles of the table above. GPU_REDUCTION and GPU_TEAMS call device.h's
+ * pc_reduction_teams and pc_device_teams, so a file that uses them includes device.h. */
+#define GPU_THREADS GPU_ONLY(thread_limit(PC_GPU_THREADS))
+#define GPU_REDUCTION(n) GPU_ONLY(num_teams(pc_reduction_teams(n)) thread_limit(PC_GPU_THREADS))
+#define GPU_TEAMS(count, threads) GPU_ONLY(num_teams(pc_device_teams(count)) thread_limit(threads))
 
 #endif /* PC_PAR_H */

@@ -2,6 +2,7 @@
 #include "report.h"
 #include "buildinfo.h"
 #include "data.h"
+#include "knobs.h"
 #include "output.h"
 #include "par.h"
 
@@ -125,6 +126,12 @@ void pc_json_build(pc_json *j) {
   pc_json_str(j, "flags", pc_build_flags());
   pc_json_str(j, "git_commit", pc_build_commit());
   pc_json_str(j, "version", pc_build_version());
+  pc_json_object(j, "knobs");
+  size_t count;
+  const pc_knob *const *knobs = pc_knobs(&count);
+  for (size_t i = 0; i < count; i++)
+    if (pc_knob_changed(knobs[i])) pc_json_str(j, knobs[i]->name, knobs[i]->value);
+  pc_json_end_object(j);
 }
 
 void pc_json_device(pc_json *j, const pc_device_info *dev) {
@@ -133,6 +140,7 @@ void pc_json_device(pc_json *j, const pc_device_info *dev) {
   pc_json_bool(j, "host_fallback", dev->host_fallback);
   pc_json_str(j, "name", dev->name);
   pc_json_str(j, "where", dev->where);
+  pc_json_num(j, "multiprocessors", dev->multiprocessors ? (double)dev->multiprocessors : NAN); /* NAN: null */
   pc_json_num(j, "init_s", dev->init_s);
   pc_json_end_object(j);
   pc_json_int(j, "threads", dev->threads);

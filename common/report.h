@@ -38,7 +38,8 @@ const char *pc_build_compiler(void);
 const char *pc_build_flags(void);
 const char *pc_build_commit(void);
 const char *pc_build_version(void); /* the release, from the file VERSION */
-/* Adds "variant", "compiler", "flags", "git_commit", "version" to j. */
+/* Adds "variant", "compiler", "flags", "git_commit", "version" and "knobs" (the tuning knobs
+ * whose value is not their default, name: value; knobs.h) to j. */
 void pc_json_build(pc_json *j);
 /* Opens a run report: "program", "subcommand", the build, the device, "input", "generated",
  * "n", "d" and "header_skipped" (the line number of the header line the text reader skipped,
@@ -55,7 +56,8 @@ void pc_json_phase_stats(pc_json *j, const char *const *names, int nphases, doub
 /* Adds "runs": [{"iterations" (when given), "total_s", one key per phase}] for each timed run. */
 void pc_json_runs(pc_json *j, const char *const *names, int nphases, double *const *phases, const double *totals,
                   const int *iterations, int repeat);
-/* Adds "device": {offloading, host_fallback, name, where, init_s} and "threads" to j. */
+/* Adds "device": {offloading, host_fallback, name, where, multiprocessors (null: no GPU, or
+ * unknown), init_s} and "threads" to j. */
 void pc_json_device(pc_json *j, const pc_device_info *dev);
 
 #endif

@@ -5,7 +5,8 @@
 
 #include <stdlib.h>
 
-/* One definition for each element type (the algorithm is the same; only the type differs). */
+/* One definition for each element type (the algorithm is the same; only the type differs).
+ * device: a[n] (present, the caller's), sums[blocks + 1] the blocks' totals. */
 #define PC_DEFINE_EXCLUSIVE_SCAN(name, type)                                                     \
   type name(type *a, size_t n) {                                                                 \
     const size_t blocks = (n + PC_SCAN_BLOCK - 1) / PC_SCAN_BLOCK;                               \

@@ -1,6 +1,7 @@
 """The build switch: the toolchain check refuses device images the runtime would reject, the
 seq program links no OpenMP runtime, `make info` reports every variant, and the source layers
 (common <- algorithms <- cli) include nothing from above."""
+import json
 import re
 import shutil
 import subprocess
@@ -94,3 +95,25 @@ def test_no_layer_includes_a_file_from_a_layer_above():
                 if owner is None or LAYERS.index(owner) > rank:
                     problems.append(f"{layer}/{src.name} includes {name} ({owner or 'not in a layer'})")
     assert problems == []
+
+
+def test_reports_name_the_knobs_that_differ_from_their_defaults(tmp_path):
+    """A tuning knob set at build time (make KNOBS='-DKM_ROWS=4') is named in every run report's
+    "knobs" and marked in `info`; the normal build's reports name none."""
+    run = ["kmeans", "gen:blobs:n=600,d=3,centers=4,std=0.3", "-k", "4", "--quiet", "--report", "-"]
+    normal = subprocess.run([str(bin_dir() / "pragmaclust-seq"), *run], capture_output=True, text=True, check=True)
+    assert json.loads(normal.stdout)["knobs"] == {}
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for part in ("Makefile", "VERSION", "common", "algorithms", "cli", "variants"):
+        src = REPO_ROOT / part
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tree / part)
+    proc = subprocess.run(["make", "-j2", "VARIANT=seq", "KNOBS=-DKM_ROWS=4"], capture_output=True, text=True, cwd=tree)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    program = str(tree / "bin" / "pragmaclust-seq")
+    changed = subprocess.run([program, *run], capture_output=True, text=True, check=True)
+    report = json.loads(changed.stdout)
+    assert report["knobs"] == {"KM_ROWS": "4"} and "-DKM_ROWS=4" in report["flags"]
+    info = subprocess.run([program, "info"], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"^  KM_ROWS +4 \*  \(default 6\)$", info, re.M), info
+    assert re.search(r"^  KM_HOST_ITEMS +8$", info, re.M), info
