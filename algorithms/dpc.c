@@ -1177,8 +1177,13 @@ int dpc_delete(dpc_state *s, const int *del, size_t count, dpc_result *res) {
   const size_t n = s->n, d = s->d;
   if (s->dead + count >= n) return pc_fail("dpc: deleting %zu of the %zu points left would leave none", count, n - s->dead);
   for (size_t k = 0; k < count; k++) {
-    if (del[k] < 0 || (size_t)del[k] >= n) return pc_fail("dpc: cannot delete point %d: there are %zu", del[k], n);
-    if (s->dead_host[del[k]]) return pc_fail("dpc: point %d is deleted twice", del[k]);
+    int rc = 0;
+    if (del[k] < 0 || (size_t)del[k] >= n) rc = pc_fail("dpc: cannot delete point %d: there are %zu", del[k], n);
+    else if (s->dead_host[del[k]]) rc = pc_fail("dpc: point %d is deleted twice", del[k]);
+    if (rc) { /* a refused batch leaves the state as it was (the library's model lives on) */
+      while (k-- > 0) s->dead_host[del[k]] = 0;
+      return rc;
+    }
     s->dead_host[del[k]] = 1;
   }
   s->dead += count;
