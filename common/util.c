@@ -29,6 +29,12 @@ const char *pc_last_error(void) { return last_error[0] ? last_error : "unknown e
 
 int pc_last_error_out_of_memory(void) { return last_error_out_of_memory; }
 
+int pc_fail_out_of_memory(const char *what) {
+  pc_fail("%s: cannot allocate memory", what);
+  last_error_out_of_memory = 1;
+  return -1;
+}
+
 enum { MAX_AT_END = 8 };
 static void (*at_end[MAX_AT_END])(void);
 static int n_at_end;
