@@ -13,6 +13,7 @@ SCALE         ?= default        # experiments: smoke (2 minutes) | default (minu
 RESULTS       ?= results        # where experiments write results/<scale>/{results.csv,tables/}
 DATA_DIR      ?= data           # real data sets: `make datasets` downloads them here
 DATASETS      ?=                # names for `make datasets` (comma-separated; empty = all)
+PREFIX        ?= /usr/local     # `make install`: programs, header, libraries, pkg-config files (DESTDIR honoured)
 
 VARIANT       := $(strip $(VARIANT))
 TOOLCHAIN     := $(strip $(TOOLCHAIN))
@@ -26,6 +27,7 @@ SCALE         := $(strip $(SCALE))
 RESULTS       := $(strip $(RESULTS))
 DATA_DIR      := $(strip $(DATA_DIR))
 DATASETS      := $(strip $(DATASETS))
+PREFIX        := $(strip $(PREFIX))
 
 include variants/$(TOOLCHAIN).mk
 
@@ -35,12 +37,16 @@ $(foreach v,$(VARIANTS),$(if $(filter seq omp gpu,$(v)),,$(error VARIANT must be
 $(if $(and $(filter gpu,$(VARIANTS)),$(filter-out yes,$(GPU_SUPPORTED))),$(error the gpu variant needs TOOLCHAIN=clang))
 
 WARNINGS := -Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion
-BASE_CFLAGS := -std=gnu11 $(OPT) -march=$(HOST_ARCH) $(WARNINGS) $(KNOBS)
-# The layers: common/ (data, outputs, devices, the parallel vocabulary) <- algorithms/ <- cli/ (the
-# programs' front end). Each layer's files are compiled with its own and the lower layers'
-# folders on the include path only, so that none can include a file from a layer above it.
+# -fPIC: the same objects make the static and the shared library (and the PIE programs). KNOBS:
+# -DNAME=value overrides of the tuning knobs (each file's block at its top; reports list them).
+BASE_CFLAGS := -std=gnu11 $(OPT) -march=$(HOST_ARCH) $(WARNINGS) -fPIC $(KNOBS)
+# The layers: common/ (data, outputs, devices, the parallel vocabulary) <- algorithms/ <- api/ (the
+# library's public API, include/pragmaclust.h) and cli/ (the programs' front end). Each layer's
+# files are compiled with its own and the lower layers' folders on the include path only, so
+# that none can include a file from a layer above it.
 INCLUDES_common     := -Icommon
 INCLUDES_algorithms := -Icommon -Ialgorithms
+INCLUDES_api        := -Icommon -Ialgorithms -Iinclude
 INCLUDES_cli        := -Icommon -Ialgorithms -Icli
 # The tuned kernels behind the seams algorithms/kmeans_tuned.h and kmeanspp_tuned.h: each
 # variant links the files its toolchain lists in TUNED_<variant> (variants/clang.mk, gcc.mk) and,
@@ -48,22 +54,28 @@ INCLUDES_cli        := -Icommon -Ialgorithms -Icli
 TUNED_SEAMS := kmeans kmeanspp
 TUNED_ALL := algorithms/kmeans_assign_cpu.c algorithms/kmeans_assign_gpu.c algorithms/kmeanspp_gpu.c \
              $(foreach s,$(TUNED_SEAMS),algorithms/$(s)_no_tuned.c)
-SOURCES := $(wildcard common/*.c) $(filter-out $(TUNED_ALL),$(wildcard algorithms/*.c)) $(wildcard cli/*.c)
+# The library (lib/libpragmaclust-<v>.a and .so): every layer but cli/; the programs link it.
+LIB_SOURCES := $(wildcard common/*.c) $(filter-out $(TUNED_ALL),$(wildcard algorithms/*.c)) $(wildcard api/*.c)
+CLI_SOURCES := $(wildcard cli/*.c)
 tuned_of = $(TUNED_$(1)) $(foreach s,$(TUNED_SEAMS),$(if $(filter algorithms/$(s)_%,$(TUNED_$(1))),,algorithms/$(s)_no_tuned.c))
 VERSION := $(strip $(file < VERSION))
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 
-.PHONY: all build info toolchain test test-deps paper-deps bundle bench bench-kmeans bench-dbscan bench-dpc experiments tables plots paper datasets \
+.PHONY: all build lib install info toolchain test test-deps paper-deps bundle bench bench-kmeans bench-dbscan bench-dpc experiments tables plots paper datasets \
         datasets-verify clean distclean
 all: build
 build: $(foreach v,$(VARIANTS),bin/pragmaclust-$(v))
+lib: $(foreach v,$(VARIANTS),lib/libpragmaclust-$(v).a lib/libpragmaclust-$(v).so)
 
-# One set of rules per variant: build/<v>/*.o from the same sources, bin/pragmaclust-<v>.
+# One set of rules per variant: build/<v>/*.o from the same sources, the library
+# lib/libpragmaclust-<v>.a and .so, and bin/pragmaclust-<v> (cli/ linked with the archive).
 # $(1) variant name (flags in CFLAGS_$(1), LDFLAGS_$(1)), $(2) its -D define, $(3) extra prerequisites,
 # $(4) the variant whose tuned kernels it links.
 define variant_rules
 CFLAGS_ALL_$(1) = $(BASE_CFLAGS) $(2) $$(CFLAGS_$(1)) -Ibuild/$(1)
-OBJECTS_$(1) := $(patsubst %.c,build/$(1)/%.o,$(notdir $(SOURCES) $(call tuned_of,$(4))))
+LIB_OBJECTS_$(1) := $(patsubst %.c,build/$(1)/%.o,$(notdir $(LIB_SOURCES) $(call tuned_of,$(4))))
+CLI_OBJECTS_$(1) := $(patsubst %.c,build/$(1)/%.o,$(notdir $(CLI_SOURCES)))
+OBJECTS_$(1) := $$(LIB_OBJECTS_$(1)) $$(CLI_OBJECTS_$(1))
 build/$(1)/buildinfo.h: FORCE
 	@mkdir -p $$(@D)
 	@printf '#define PC_BUILD_COMPILER "%s"\n#define PC_BUILD_FLAGS "%s"\n#define PC_BUILD_COMMIT "%s"\n#define PC_BUILD_VERSION "%s"\n' \
@@ -73,9 +85,19 @@ build/$(1)/%.o: common/%.c common/*.h build/$(1)/buildinfo.h $(3) | build/$(1)
 	$(CC) $$(CFLAGS_ALL_$(1)) $(INCLUDES_common) -c $$< -o $$@
 build/$(1)/%.o: algorithms/%.c algorithms/*.h common/*.h build/$(1)/buildinfo.h $(3) | build/$(1)
 	$(CC) $$(CFLAGS_ALL_$(1)) $(INCLUDES_algorithms) -c $$< -o $$@
+build/$(1)/%.o: api/%.c include/pragmaclust.h algorithms/*.h common/*.h build/$(1)/buildinfo.h $(3) | build/$(1)
+	$(CC) $$(CFLAGS_ALL_$(1)) $(INCLUDES_api) -c $$< -o $$@
 build/$(1)/%.o: cli/%.c cli/*.h algorithms/*.h common/*.h build/$(1)/buildinfo.h $(3) | build/$(1)
 	$(CC) $$(CFLAGS_ALL_$(1)) $(INCLUDES_cli) -c $$< -o $$@
-bin/pragmaclust-$(1): $$(OBJECTS_$(1)) | bin
+lib/libpragmaclust-$(1).a: $$(LIB_OBJECTS_$(1))
+	@mkdir -p $$(@D) && rm -f $$@
+	$(AR) rcs $$@ $$^
+# The shared library exports the API's functions only (api/pragmaclust.map).
+lib/libpragmaclust-$(1).so: $$(LIB_OBJECTS_$(1)) api/pragmaclust.map
+	@mkdir -p $$(@D)
+	$(CC) -shared $$(LIB_OBJECTS_$(1)) -o $$@ -Wl,-soname,libpragmaclust-$(1).so -Wl,--version-script=api/pragmaclust.map \
+	  $$(LDFLAGS_$(1)) -lm
+bin/pragmaclust-$(1): $$(CLI_OBJECTS_$(1)) lib/libpragmaclust-$(1).a | bin
 	$(CC) $$^ -o $$@ $$(LDFLAGS_$(1)) -lm
 build/$(1):
 	@mkdir -p $$@
@@ -105,6 +127,21 @@ build/seq-fault/check.o: cli/check.c cli/*.h algorithms/*.h common/*.h build/seq
 bin/pragmaclust-seq-fault: $(filter-out build/seq/check.o,$(OBJECTS_seq)) build/seq-fault/check.o | bin
 	$(CC) $^ -o $@ $(LDFLAGS_seq) -lm
 
+# `make install PREFIX=... [DESTDIR=...]`: bin/ the programs, include/ the API's header, lib/ the
+# static and shared libraries, lib/pkgconfig/pragmaclust-<v>.pc (cflags and libs of each variant).
+install: build lib
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/include" "$(DESTDIR)$(PREFIX)/lib/pkgconfig"
+	install -m 0755 $(foreach v,$(VARIANTS),bin/pragmaclust-$(v)) "$(DESTDIR)$(PREFIX)/bin/"
+	install -m 0644 include/pragmaclust.h "$(DESTDIR)$(PREFIX)/include/"
+	install -m 0644 $(foreach v,$(VARIANTS),lib/libpragmaclust-$(v).a) "$(DESTDIR)$(PREFIX)/lib/"
+	install -m 0755 $(foreach v,$(VARIANTS),lib/libpragmaclust-$(v).so) "$(DESTDIR)$(PREFIX)/lib/"
+	@$(foreach v,$(VARIANTS),printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	  'Name: pragmaclust-$(v)' 'Description: clustering (k-means, streaming, DBSCAN, density peaks), $(v) variant' \
+	  'Version: $(VERSION)' 'Cflags: -I$${includedir}' \
+	  'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -lpragmaclust-$(v) $(strip $(PKG_LIBS_$(v))) -lm' \
+	  > "$(DESTDIR)$(PREFIX)/lib/pkgconfig/pragmaclust-$(v).pc" &&) true
+	@echo "installed into $(DESTDIR)$(PREFIX): $(foreach v,$(VARIANTS),pragmaclust-$(v))"
+
 info:
 	@$(foreach v,$(VARIANTS),echo "[$(v)]"; echo "  compiler: $$($(CC) --version | head -1) ($(CC))"; \
 	  echo "  cflags:   $(strip $(CFLAGS_ALL_$(v)))"; echo "  ldflags:  $(strip $(LDFLAGS_$(v))) -lm"; \
@@ -117,11 +154,13 @@ toolchain:
 test-deps:
 	@variants/install-toolchain.sh --tests "$(TOOLCHAIN_DIR)"
 
-# The README's test command: installs what it needs, builds every variant, the sanitizer build
-# and the planted-fault program, then runs the unit and end-to-end tests.
+# The README's test command: installs what it needs, builds every variant, its library, the
+# sanitizer build and the planted-fault program, then runs the unit and end-to-end tests
+# (tests/test_library.py installs the libraries into a temporary prefix and builds C programs
+# against them).
 test: test-deps
-	@$(MAKE) --no-print-directory VARIANT=all build bin/pragmaclust-seq-asan bin/pragmaclust-seq-fault build/seq/unit_tests \
-	  build/omp/unit_tests build/seq-asan/unit_tests
+	@$(MAKE) --no-print-directory VARIANT=all build lib bin/pragmaclust-seq-asan bin/pragmaclust-seq-fault \
+	  build/seq/unit_tests build/omp/unit_tests build/seq-asan/unit_tests
 	@PRAGMACLUST_BIN=bin DATA_DIR="$(DATA_DIR)" $(PYTHON) -m pytest -q tests
 
 # The unit tests, against the seq objects, the omp objects (where the tests of lock-free steps
@@ -192,6 +231,6 @@ bundle: build
 	@variants/bundle.sh "$(LLVM_LIB)" dist/pragmaclust-bundle.tar.xz $(foreach v,$(ALL_VARIANTS),bin/pragmaclust-$(v))
 
 clean:
-	rm -rf build bin dist
+	rm -rf build bin lib dist
 distclean: clean
 	rm -rf $(TOOLCHAIN_DIR)

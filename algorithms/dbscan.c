@@ -594,14 +594,16 @@ static int cmp_float(const void *a, const void *b) {
  * by dimension 0 and cut into `fanout` quantile partitions, each of those sorted by dimension 1
  * and cut again, and so on for `levels` levels; the last level's partitions are the data pages.
  * Fills order (points in page order), start (page starts, fanout^levels + 1 entries) and each
- * node's range in its dimension (empty nodes get an empty range). */
-static void db_build_directory(const float *x, size_t n, size_t d, int levels, int fanout, int *order, long *start,
+ * node's range in its dimension (empty nodes get an empty range). Returns 0, or -1 with a
+ * pc_fail message when its sort buffer cannot be allocated. */
+static int db_build_directory(const float *x, size_t n, size_t d, int levels, int fanout, int *order, long *start,
                                float *node_lo, float *node_hi) {
   typedef struct {
     float key;
     int index;
   } keyed;
-  keyed *buf = pc_xalloc(n ? n : 1, sizeof *buf, "directory sort");
+  keyed *buf = pc_try_alloc(n ? n : 1, sizeof *buf, "directory sort");
+  if (!buf) return -1;
   for (size_t i = 0; i < n; i++) order[i] = (int)i;
   long parts = 1; /* partitions of the level above */
   for (int l = 0; l < levels; l++, parts *= fanout) {
@@ -633,6 +635,7 @@ static void db_build_directory(const float *x, size_t n, size_t d, int levels, i
   }
   start[parts] = (long)n;
   free(buf);
+  return 0;
 }
 
 /* Grid index: the cell table (a slot per occupied cell, found by linear probing from the cell's
@@ -773,8 +776,9 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
 
   const double t_start = pc_now();
   double t0 = t_start;
-  if (kind == DB_INDEX_DIRECTORY) /* on the host, as the paper does: timed as the index phase */
-    db_build_directory(x, n, d, geo.levels, geo.fanout, order, start, node_lo, node_hi);
+  /* on the host, as the paper does: timed as the index phase */
+  if (kind == DB_INDEX_DIRECTORY && (rc = db_build_directory(x, n, d, geo.levels, geo.fanout, order, start, node_lo, node_hi)) != 0)
+    goto done;
   const double t_dir = pc_now() - t0;
   t0 = pc_now();
   /* device: in, x[n * d] points, lo[d] grid origin, start[nstart] cell/page starts, order[n]

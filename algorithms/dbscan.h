@@ -36,6 +36,19 @@ extern const char *const db_phase_names[DB_NPHASES];
  * default), or CUDA-DClust's chains (many cluster expansions at once, one team per chain). */
 typedef enum { DB_METHOD_UNION_FIND, DB_METHOD_CHAINS } db_method;
 
+/* Chains expanded at once by default (the command line's and the library's): enough teams to
+ * fill a current GPU (figures: docs/performance.md); the host builds keep the paper's smaller
+ * number, since more chains only add seed-list memory there. */
+#if defined(PC_VARIANT_GPU)
+#define DB_DEFAULT_CHAINS 16384
+#else
+#define DB_DEFAULT_CHAINS 1024
+#endif
+/* The other defaults: a chain's seed list, and the directory's levels and fanout. */
+#define DB_DEFAULT_SEED_LIST 2048
+#define DB_DEFAULT_LEVELS 3
+#define DB_DEFAULT_FANOUT 16
+
 typedef struct {
   double eps;      /* > 0 */
   int min_pts;     /* >= 1 */

@@ -267,10 +267,15 @@ static int tree_build(dpc_state *s, size_t n) {
       }
 #else
     /* host: each node's block sorted by one thread (same order: the keys are unique) */
-    PAR_FOR(HOST_ONLY(schedule(dynamic, 1)))
+    int sort_failed = 0;
+    PAR_FOR(HOST_ONLY(schedule(dynamic, 1)) reduction(| : sort_failed))
     for (size_t b = 0; b < m; b++) {
       const size_t cnt = (size_t)node_n[first + b];
-      keyed *buf = pc_xalloc(cnt, sizeof *buf, "tree build sort");
+      keyed *buf = pc_try_alloc(cnt, sizeof *buf, "tree build sort");
+      if (!buf) {
+        sort_failed = 1;
+        continue;
+      }
       for (size_t t = 0; t < cnt; t++) buf[t] = (keyed){pkey[b * P + t], pid[b * P + t]};
       qsort(buf, cnt, sizeof *buf, cmp_keyed);
       for (size_t t = 0; t < cnt; t++) {
@@ -278,6 +283,10 @@ static int tree_build(dpc_state *s, size_t n) {
         pid[b * P + t] = buf[t].id;
       }
       free(buf);
+    }
+    if (sort_failed) { /* this build's data is host memory only: nothing mapped to release */
+      free(node_lo), free(node_n), free(perm), free(pkey), free(pid);
+      return pc_fail_out_of_memory("dpc: tree build sort");
     }
 #endif
     /* median split: bounds, children's ranges and vantage points */
@@ -716,7 +725,8 @@ static inline double dpc_gamma(int rho, double delta2) { return (double)rho * sq
 DEV_FUNCS_END
 
 /* The points other than `top` whose gamma's bits are >= lo (mode 0), or that pass the thresholds
- * (mode 1), gathered on the device and copied back: `count` of them (known beforehand). */
+ * (mode 1), gathered on the device and copied back: `count` of them (known beforehand). NULL
+ * with a pc_fail message when memory cannot be had. */
 static peak_t *gather_candidates(dpc_state *s, size_t top, int mode, unsigned long long lo, size_t count) {
   const size_t n = s->n;
   const int *rho = s->rho;
@@ -724,9 +734,15 @@ static peak_t *gather_candidates(dpc_state *s, size_t top, int mode, unsigned lo
   const double *delta2 = s->delta2;
   const double rho_min = s->p.rho_min, delta_min = s->p.delta_min;
   const size_t cap = count ? count : 1;
-  int *cid = pc_xalloc(cap, sizeof *cid, "peak candidates");
-  double *cg = pc_xalloc(cap, sizeof *cg, "peak candidates");
-  long *fill = pc_xcalloc(1, sizeof *fill, "peak candidates");
+  int *cid = pc_try_alloc(cap, sizeof *cid, "peak candidates");
+  double *cg = pc_try_alloc(cap, sizeof *cg, "peak candidates");
+  long *fill = pc_try_alloc(1, sizeof *fill, "peak candidates");
+  peak_t *pk = pc_try_alloc(cap + 1, sizeof *pk, "peaks");
+  if (!cid || !cg || !fill || !pk) {
+    free(cid), free(cg), free(fill), free(pk);
+    return NULL;
+  }
+  *fill = 0;
   DEV_ENTER(map(alloc : cid[0 : cap], cg[0 : cap]) map(to : fill[0 : 1]))
   PAR_FOR()
   for (size_t i = 0; i < n; i++) {
@@ -743,7 +759,6 @@ static peak_t *gather_candidates(dpc_state *s, size_t top, int mode, unsigned lo
   }
   DEV_UPDATE(from(cid[0 : count], cg[0 : count]))
   DEV_EXIT(map(delete : cid[0 : cap], cg[0 : cap], fill[0 : 1]))
-  peak_t *pk = pc_xalloc(cap + 1, sizeof *pk, "peaks");
   for (size_t c = 0; c < count; c++) pk[c] = (peak_t){cg[c], cid[c]};
   free(cid), free(cg), free(fill);
   qsort(pk, count, sizeof *pk, cmp_peak); /* the device's order of arrival is not deterministic */
@@ -795,7 +810,8 @@ static int *select_peaks(dpc_state *s, size_t *k) {
       /* a first guess from a sample of DPC_PEAK_SAMPLE points (every n/S-th): the gamma that about
        * others + (enough - others) / 2 points reach; usually one counting pass settles it */
       const size_t ns = n - 1 > DPC_PEAK_SAMPLE ? DPC_PEAK_SAMPLE : n - 1, stride = (n - 1) / ns;
-      unsigned long long *sample = pc_xalloc(ns, sizeof *sample, "peak sample");
+      unsigned long long *sample = pc_try_alloc(ns, sizeof *sample, "peak sample");
+      if (!sample) return NULL;
       DEV_ENTER(map(alloc : sample[0 : ns]))
       PAR_FOR()
       for (size_t q = 0; q < ns; q++) {
@@ -822,8 +838,9 @@ static int *select_peaks(dpc_state *s, size_t *k) {
       pk = gather_candidates(s, top, 0, lo, count);
       count = others;
     } else {
-      pk = pc_xalloc(1, sizeof *pk, "peaks");
+      pk = pc_try_alloc(1, sizeof *pk, "peaks");
     }
+    if (!pk) return NULL;
     memmove(pk + 1, pk, count * sizeof *pk);
     pk[0] = (peak_t){0.0, (int)top};
     count++;
@@ -846,6 +863,7 @@ static int *select_peaks(dpc_state *s, size_t *k) {
     }
     count = (size_t)c;
     pk = gather_candidates(s, top, 1, 0, count);
+    if (!pk) return NULL;
     for (size_t i = 1; i < count; i++) /* the absolute peak first (it is selected, see dpc.h) */
       if ((size_t)pk[i].id == top) {
         const peak_t t = pk[i];
@@ -853,15 +871,15 @@ static int *select_peaks(dpc_state *s, size_t *k) {
         pk[0] = t;
       }
   }
-  int *ids = pc_xalloc(count, sizeof *ids, "peaks");
-  for (size_t c = 0; c < count; c++) ids[c] = pk[c].id;
+  int *ids = pc_try_alloc(count, sizeof *ids, "peaks");
+  for (size_t c = 0; ids && c < count; c++) ids[c] = pk[c].id;
   free(pk);
   *k = count;
   return ids;
 }
 
 /* Peaks (select_peaks), then labels by pointer jumping on the device. Returns the number of
- * clusters, or -1 with a message when no peak is selected. */
+ * clusters, or -1 with a message when no peak is selected or memory cannot be had. */
 static long assign_labels(dpc_state *s, double *transfer_s) {
   const size_t n = s->n;
   int *dep = s->dep, *label = s->label, *rank = s->rank;
@@ -919,7 +937,9 @@ dpc_state *dpc_open(const float *x, size_t n, size_t capacity, size_t d, const d
     pc_fail("dpc: need 1 to %d points, got %zu", INT_MAX, capacity);
     return NULL;
   }
-  dpc_state *s = pc_xcalloc(1, sizeof *s, "dpc state");
+  dpc_state *s = pc_try_alloc(1, sizeof *s, "dpc state");
+  if (!s) return NULL;
+  memset(s, 0, sizeof *s);
   s->x = (float *)x;
   s->n = n, s->cap = capacity, s->d = d, s->nx = capacity * d;
   s->p = *params;
@@ -1188,8 +1208,13 @@ int dpc_delete(dpc_state *s, const int *del, size_t count, dpc_result *res) {
   const size_t n = s->n, d = s->d;
   if (s->dead + count >= n) return pc_fail("dpc: deleting %zu of the %zu points left would leave none", count, n - s->dead);
   for (size_t k = 0; k < count; k++) {
-    if (del[k] < 0 || (size_t)del[k] >= n) return pc_fail("dpc: cannot delete point %d: there are %zu", del[k], n);
-    if (s->dead_host[del[k]]) return pc_fail("dpc: point %d is deleted twice", del[k]);
+    int rc = 0;
+    if (del[k] < 0 || (size_t)del[k] >= n) rc = pc_fail("dpc: cannot delete point %d: there are %zu", del[k], n);
+    else if (s->dead_host[del[k]]) rc = pc_fail("dpc: point %d is deleted twice", del[k]);
+    if (rc) { /* a refused batch leaves the state as it was (the library's model lives on) */
+      while (k-- > 0) s->dead_host[del[k]] = 0;
+      return rc;
+    }
     s->dead_host[del[k]] = 1;
   }
   s->dead += count;

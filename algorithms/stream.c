@@ -129,7 +129,7 @@ static int cluster_into(strm_ctx *c, const float *x, const long *w, size_t n, in
               "(the stream has too few distinct points)", k);
       goto out;
     }
-    pc_sample_distinct(seed, n, k, rows); /* duplicates: any k rows; the empty clusters are dropped */
+    if (pc_sample_distinct(seed, n, k, rows) != 0) goto out; /* duplicates: any k rows; the empty clusters are dropped */
   }
   r->phase_s[STRM_PHASE_SEEDING] += pc_now() - t0;
   for (size_t q = 0; q < k; q++) memcpy(cent + q * d, x + rows[q] * d, d * sizeof *cent);

@@ -19,14 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Chains expanded at once by default: enough teams to fill a current GPU (figures:
- * docs/performance.md); the host builds keep the paper's
- * smaller number, since more chains only add seed-list memory there. */
-#if PC_HAS_DEVICE
-#define DB_DEFAULT_CHAINS 16384
-#else
-#define DB_DEFAULT_CHAINS 1024
-#endif
 #define DB_TEXT_OF(value) #value
 #define DB_TEXT(macro) DB_TEXT_OF(macro)
 
@@ -115,7 +107,8 @@ static int dbscan_once(void *ctx, int run, pc_sample *s) {
 }
 
 int pc_cmd_dbscan(int argc, char **argv) {
-  dbscan_opts o = {0.0, 0, NULL, NULL, DB_METHOD_UNION_FIND, DB_DEFAULT_CHAINS, 2048, 3, 16};
+  dbscan_opts o = {0.0, 0, NULL, NULL, DB_METHOD_UNION_FIND, DB_DEFAULT_CHAINS, DB_DEFAULT_SEED_LIST, DB_DEFAULT_LEVELS,
+                   DB_DEFAULT_FANOUT};
   pc_common_opts c;
   pc_cli_parse("dbscan", argc, argv, own_options, "", handle_option, &o, usage, &c);
   if (o.eps == 0.0) pc_die(PC_EXIT_USAGE, "dbscan: --eps E is required");

@@ -298,7 +298,7 @@ int pc_cmd_dpc(int argc, char **argv) {
   if (ndel) {
     del_sz = pc_xalloc(ndel, sizeof *del_sz, "deletions");
     del = pc_xalloc(ndel, sizeof *del, "deletions");
-    pc_sample_distinct(c.seed, n, ndel, del_sz);
+    if (pc_sample_distinct(c.seed, n, ndel, del_sz) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     for (size_t k = 0; k < ndel; k++) del[k] = (int)del_sz[k];
   }
   dpc_result *bres = pc_xcalloc(nbatches ? nbatches : 1, sizeof *bres, "batch results");

@@ -127,7 +127,7 @@ static float *initial_centroids(const kmeans_opts *o, const pc_common_opts *c, c
   }
   if (!o->init || !strcmp(o->init, "random")) {
     size_t *rows = pc_xalloc(k, sizeof *rows, "initial centroid rows");
-    pc_sample_distinct(c->seed, pts->n, k, rows);
+    if (pc_sample_distinct(c->seed, pts->n, k, rows) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     for (size_t r = 0; r < k; r++) memcpy(init + r * d, pts->x + rows[r] * d, d * sizeof *init);
     free(rows);
     return init;

@@ -128,7 +128,7 @@ int pc_device_count(void) {
 #endif
 }
 
-void pc_device_init(int allow_host, int threads, pc_device_info *info) {
+int pc_device_try_init(int allow_host, int threads, pc_device_info *info) {
   memset(info, 0, sizeof *info);
   snprintf(info->name, sizeof info->name, "none");
 #if defined(PC_VARIANT_SEQ)
@@ -158,24 +158,29 @@ void pc_device_init(int allow_host, int threads, pc_device_info *info) {
     info->multiprocessors = cuda_multiprocessors(omp_get_default_device());
     if (info->multiprocessors) multiprocessors = info->multiprocessors;
     snprintf(info->where, sizeof info->where, "GPU %s", info->name);
-    return;
+    return 0;
   }
   if (!allow_host) {
     const char *policy = getenv("OMP_TARGET_OFFLOAD");
     if (policy && !strcasecmp(policy, "DISABLED"))
-      pc_die(PC_EXIT_NO_DEVICE, "gpu variant: OMP_TARGET_OFFLOAD=DISABLED keeps the kernels on the host; unset it, or pass "
-                                "--allow-host to run this build on the host");
+      return pc_fail("gpu variant: OMP_TARGET_OFFLOAD=DISABLED keeps the kernels on the host; unset it, or pass "
+                     "--allow-host to run this build on the host");
     if (devices == 0)
-      pc_die(PC_EXIT_NO_DEVICE, "gpu variant: no GPU is visible to the OpenMP runtime (no NVIDIA driver/libcuda, or "
-                                "OMP_TARGET_OFFLOAD=DISABLED); pass --allow-host to run this build on the host");
-    pc_die(PC_EXIT_NO_DEVICE, "gpu variant: %d device(s) found but the kernels ran on the host: the device image was "
-                              "rejected (built with ptxas >= 12.8 for LLVM < 21? rebuild with `make toolchain`; "
-                              "LIBOMPTARGET_INFO=16 shows why), or pass --allow-host to run on the host",
-           devices);
+      return pc_fail("gpu variant: no GPU is visible to the OpenMP runtime (no NVIDIA driver/libcuda, or "
+                     "OMP_TARGET_OFFLOAD=DISABLED); pass --allow-host to run this build on the host");
+    return pc_fail("gpu variant: %d device(s) found but the kernels ran on the host: the device image was "
+                   "rejected (built with ptxas >= 12.8 for LLVM < 21? rebuild with `make toolchain`; "
+                   "LIBOMPTARGET_INFO=16 shows why), or pass --allow-host to run on the host",
+                   devices);
   }
   info->host_fallback = 1;
   omp_set_default_device(omp_get_initial_device());
   snprintf(info->where, sizeof info->where, "host (no GPU; gpu build run with --allow-host), %d threads", info->threads);
 #endif
 #endif
+  return 0;
+}
+
+void pc_device_init(int allow_host, int threads, pc_device_info *info) {
+  if (pc_device_try_init(allow_host, threads, info) != 0) pc_die(PC_EXIT_NO_DEVICE, "%s", pc_last_error());
 }

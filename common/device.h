@@ -4,7 +4,7 @@
  * pc_device_init() is called once, before any timing. In the gpu variant it runs a probe
  * target region and checks that it executed on a GPU: with no usable GPU (none found, or a
  * device image the OpenMP runtime rejected) it stops the program with PC_EXIT_NO_DEVICE and a
- * message, unless allow_host is set, in which case every target region runs on the host and
+ * message (pc_device_try_init: returns -1 with it), unless allow_host is set, in which case every target region runs on the host and
  * every report says "host (no GPU)". In the seq and omp variants it records the host.
  */
 #ifndef PC_DEVICE_H
@@ -22,6 +22,11 @@ typedef struct {
   double init_s;       /* time spent bringing the device up */
 } pc_device_info;
 
+/* pc_device_try_init returns 0, or -1 with a pc_fail message when the gpu variant finds no
+ * usable GPU and allow_host is 0 (the library's way: nothing ends the program); it may be called
+ * again, with allow_host set, after such a failure. pc_device_init is the program's: the same,
+ * but the failure ends the program with PC_EXIT_NO_DEVICE and the message. */
+int pc_device_try_init(int allow_host, int threads, pc_device_info *info);
 void pc_device_init(int allow_host, int threads, pc_device_info *info);
 
 /* Which kernels an algorithm runs where it has two (--kernels): the tuned ones of this build

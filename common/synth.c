@@ -122,12 +122,13 @@ void pc_gen_rows(const pc_gen_spec *spec, size_t row_begin, size_t rows, float *
   }
 }
 
-void pc_sample_distinct(uint64_t seed, size_t n, size_t k, size_t *idx) {
+int pc_sample_distinct(uint64_t seed, size_t n, size_t k, size_t *idx) {
   /* Floyd: for j = n-k .. n-1 draw t in [0, j]; take t unless taken, else j. A small
    * open-addressing set keeps membership O(1). */
   size_t cap = 16;
   while (cap < 2 * k) cap *= 2;
-  size_t *set = pc_xalloc(cap, sizeof *set, "sample set");
+  size_t *set = pc_try_alloc(cap, sizeof *set, "sample set");
+  if (!set) return -1;
   for (size_t i = 0; i < cap; i++) set[i] = SIZE_MAX;
   size_t m = 0;
   for (size_t j = n - k; j < n; j++) {
@@ -145,4 +146,5 @@ void pc_sample_distinct(uint64_t seed, size_t n, size_t k, size_t *idx) {
     }
   }
   free(set);
+  return 0;
 }

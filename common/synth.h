@@ -69,7 +69,8 @@ static inline double pc_hash_uniform(uint64_t seed, uint64_t stream, uint64_t in
 DEV_FUNCS_END
 
 /* k distinct indices in [0, n), a pure function of (seed, n, k), written to idx in the order
- * drawn (Floyd's algorithm over the counter generator). Needs k <= n. */
-void pc_sample_distinct(uint64_t seed, size_t n, size_t k, size_t *idx);
+ * drawn (Floyd's algorithm over the counter generator). Needs k <= n. Returns 0, or -1 with a
+ * pc_fail message when its scratch set cannot be allocated. */
+int pc_sample_distinct(uint64_t seed, size_t n, size_t k, size_t *idx);
 
 #endif

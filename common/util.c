@@ -11,17 +11,29 @@
 #include <time.h>
 #include <unistd.h>
 
-static char last_error[512];
+/* Per thread: a library client may run clusterings on several threads, each reading its own
+ * message. */
+static _Thread_local char last_error[512];
+static _Thread_local int last_error_out_of_memory;
 
 int pc_fail(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(last_error, sizeof last_error, fmt, ap);
   va_end(ap);
+  last_error_out_of_memory = 0;
   return -1;
 }
 
 const char *pc_last_error(void) { return last_error[0] ? last_error : "unknown error"; }
+
+int pc_last_error_out_of_memory(void) { return last_error_out_of_memory; }
+
+int pc_fail_out_of_memory(const char *what) {
+  pc_fail("%s: cannot allocate memory", what);
+  last_error_out_of_memory = 1;
+  return -1;
+}
 
 enum { MAX_AT_END = 8 };
 static void (*at_end[MAX_AT_END])(void);
@@ -88,16 +100,20 @@ int pc_mul_size(size_t a, size_t b, size_t *out, const char *what) {
 
 void *pc_try_alloc(size_t count, size_t size, const char *what) {
   size_t bytes = 0;
-  if (pc_mul_size(count, size, &bytes, what) != 0) return NULL;
+  void *p = NULL;
+  if (pc_mul_size(count, size, &bytes, what) != 0) goto none;
   if (bytes == 0) bytes = 1;
   size_t rounded = (bytes + 63) / 64 * 64;
   if (rounded < bytes) {
     pc_fail("%s: %zu bytes cannot be allocated", what, bytes);
-    return NULL;
+    goto none;
   }
-  void *p = aligned_alloc(64, rounded);
-  if (!p) pc_fail("%s: cannot allocate %zu bytes", what, bytes);
-  return p;
+  p = aligned_alloc(64, rounded);
+  if (p) return p;
+  pc_fail("%s: cannot allocate %zu bytes", what, bytes);
+none:
+  last_error_out_of_memory = 1;
+  return NULL;
 }
 
 void *pc_xalloc(size_t count, size_t size, const char *what) {

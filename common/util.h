@@ -20,9 +20,16 @@ enum {
   PC_EXIT_NO_DEVICE = 3, /* the gpu variant found no usable GPU */
 };
 
-/* Stores a printf-style one-line message for pc_last_error(); returns -1. */
+/* Stores a printf-style one-line message for pc_last_error(); returns -1. The message is the
+ * calling thread's own (thread-local storage). */
 int pc_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *pc_last_error(void);
+/* 1 when the last pc_fail message of this thread was pc_try_alloc's (memory could not be had),
+ * so that the library API can tell out-of-memory from other failures. */
+int pc_last_error_out_of_memory(void);
+/* pc_fail for memory that could not be had, as pc_try_alloc reports it: for a failure found in
+ * a parallel loop, whose threads' messages the caller cannot see. Returns -1. */
+int pc_fail_out_of_memory(const char *what);
 
 /* Prints "pragmaclust: error: <message>" on stderr, runs the pc_at_end() functions and ends the
  * program with status `code`. It ends it by _exit, not exit: the memory still held is the

@@ -24,6 +24,14 @@ CFLAGS_gpu  := -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda --offload-arch=$(GP
 LDFLAGS_gpu := $(CFLAGS_gpu) -L$(LLVM_LIB) -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib:$(LLVM_LIB)'
 GPU_SUPPORTED := yes
 
+# What a program linked with the installed library needs besides -lpragmaclust-<v> and -lm (the
+# pkg-config files' Libs): the OpenMP runtime, and for gpu clang's offload link (the device code
+# of the static archive is linked into the program), with the absolute CUDA tools path.
+PKG_LIBS_seq :=
+PKG_LIBS_omp := -fopenmp -L$(LLVM_LIB) -Wl,-rpath,$(LLVM_LIB)
+PKG_LIBS_gpu := -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda --offload-arch=$(GPU_ARCH) -foffload-lto \
+                --cuda-path=$(abspath $(CUDA_PATH)) -L$(LLVM_LIB) -Wl,-rpath,$(LLVM_LIB)
+
 # The tuned kernels each variant links (the seam: algorithms/kmeans_tuned.h); every other
 # variant gets the portable loops only.
 TUNED_seq := algorithms/kmeans_assign_cpu.c

@@ -10,6 +10,9 @@ LDFLAGS_seq :=
 CFLAGS_omp  := -fopenmp -ffp-contract=off
 LDFLAGS_omp := -fopenmp
 GPU_SUPPORTED := no
+# What a program linked with the installed library needs besides it and -lm (pkg-config's Libs).
+PKG_LIBS_seq :=
+PKG_LIBS_omp := -fopenmp
 
 # The tuned kernels each variant links (the seam: algorithms/kmeans_tuned.h).
 TUNED_seq := algorithms/kmeans_assign_cpu.c

@@ -1,0 +1,537 @@
+/*
+ * pragmaclust.c - the library API (include/pragmaclust.h) over the algorithms: checks the
+ * arguments, brings the device up once, converts the public options to each algorithm's
+ * parameters and the layouts it wants (k-means' dimension-major copy, an in-memory stream for the
+ * streaming algorithms, the DPC model's own copy of its points), and turns the algorithms' -1 and
+ * pc_fail messages into status codes. No parallel code of its own: the algorithms' loops run in
+ * the variant this file is built for.
+ */
+#include "pragmaclust.h"
+
+#include "data.h"
+#include "dbscan.h"
+#include "device.h"
+#include "dpc.h"
+#include "kmeans.h"
+#include "kmeans_gemm.h"
+#include "kmeanspp.h"
+#include "report.h"
+#include "stream.h"
+#include "stream_source.h"
+#include "streamkm.h"
+#include "synth.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The defaults the options_init functions give: the command line's. */
+enum { API_DEFAULT_SEED = 1, API_KMEANS_MAX_ITER = 1000, API_DPC_SAMPLES = 100000 };
+#define API_DPC_PERCENT 2.0
+
+const char *pragmaclust_last_error(void) { return pc_last_error(); }
+
+const char *pragmaclust_status_name(int status) {
+  switch (status) {
+    case PRAGMACLUST_OK: return "ok";
+    case PRAGMACLUST_ERR_INVALID_ARGUMENT: return "invalid argument";
+    case PRAGMACLUST_ERR_OUT_OF_MEMORY: return "out of memory";
+    case PRAGMACLUST_ERR_NO_DEVICE: return "no device";
+    case PRAGMACLUST_ERR_UNSUPPORTED: return "unsupported";
+    case PRAGMACLUST_ERR_INTERNAL: return "internal error";
+    default: return "unknown status";
+  }
+}
+
+const char *pragmaclust_version(void) { return pc_build_version(); }
+const char *pragmaclust_variant(void) { return pc_build_variant(); }
+
+/* A failure: stores the printf-style message for pragmaclust_last_error, returns `status`. */
+__attribute__((format(printf, 2, 3))) static int failure(int status, const char *fmt, ...) {
+  char message[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(message, sizeof message, fmt, ap);
+  va_end(ap);
+  pc_fail("%s", message);
+  return status;
+}
+#define INVALID(...) failure(PRAGMACLUST_ERR_INVALID_ARGUMENT, __VA_ARGS__)
+
+/* The status of an algorithm's -1: out of memory when pc_try_alloc said so, otherwise inputs it
+ * could not cluster as asked (its message says which). */
+static int algorithm_failed(void) {
+  return pc_last_error_out_of_memory() ? PRAGMACLUST_ERR_OUT_OF_MEMORY : PRAGMACLUST_ERR_INVALID_ARGUMENT;
+}
+
+/* ---- the device ---- */
+
+static pc_device_info device;
+static int device_ready;
+
+void pragmaclust_init_options_init(pragmaclust_init_options *options) {
+  if (options) memset(options, 0, sizeof *options);
+}
+
+int pragmaclust_init(const pragmaclust_init_options *options) {
+  pragmaclust_init_options defaults;
+  pragmaclust_init_options_init(&defaults);
+  if (!options) options = &defaults;
+  if (options->threads < 0) return INVALID("pragmaclust_init: threads must be >= 0, got %d", options->threads);
+  /* again after a success: a host fallback stays one (the probe would fail without it) */
+  const int allow_host = options->allow_host || (device_ready && device.host_fallback);
+  if (pc_device_try_init(allow_host, options->threads, &device) != 0) {
+    device_ready = 0;
+    return PRAGMACLUST_ERR_NO_DEVICE;
+  }
+  device_ready = 1;
+  return PRAGMACLUST_OK;
+}
+
+const char *pragmaclust_device(void) { return device_ready ? device.where : ""; }
+
+static int ensure_device(void) { return device_ready ? PRAGMACLUST_OK : pragmaclust_init(NULL); }
+
+/* ---- argument checks shared by the algorithms ---- */
+
+/* x is n x d finite floats, 1 <= n <= PC_MAX_POINTS, d >= 1. */
+static int check_points(const char *fn, const float *x, size_t n, size_t d) {
+  if (!x) return INVALID("%s: x is NULL", fn);
+  if (n == 0) return INVALID("%s: n must be at least 1", fn);
+  if (d == 0) return INVALID("%s: d must be at least 1", fn);
+  if (n > (size_t)PC_MAX_POINTS) return INVALID("%s: n = %zu is more than the %d points a run takes", fn, n, PC_MAX_POINTS);
+  size_t count;
+  if (pc_mul_size(n, d, &count, fn) != 0) return PRAGMACLUST_ERR_INVALID_ARGUMENT;
+  for (size_t e = 0; e < count; e++)
+    if (!isfinite(x[e])) return INVALID("%s: value %zu (point %zu, feature %zu) is not finite", fn, e, e / d, e % d);
+  return PRAGMACLUST_OK;
+}
+
+static int check_kernels(const char *fn, pragmaclust_kernels kernels) {
+  if (kernels != PRAGMACLUST_KERNELS_TUNED && kernels != PRAGMACLUST_KERNELS_PORTABLE)
+    return INVALID("%s: kernels must be PRAGMACLUST_KERNELS_TUNED or _PORTABLE, got %d", fn, (int)kernels);
+  return PRAGMACLUST_OK;
+}
+
+static int check_update(const char *fn, pragmaclust_update update) {
+  if (update != PRAGMACLUST_UPDATE_DEVICE && update != PRAGMACLUST_UPDATE_HOST)
+    return INVALID("%s: update must be PRAGMACLUST_UPDATE_DEVICE or _HOST, got %d", fn, (int)update);
+  return PRAGMACLUST_OK;
+}
+
+static pc_kernels to_kernels(pragmaclust_kernels kernels) {
+  return kernels == PRAGMACLUST_KERNELS_PORTABLE ? PC_KERNELS_PORTABLE : PC_KERNELS_TUNED;
+}
+
+static km_update_where to_update(pragmaclust_update update) {
+  return update == PRAGMACLUST_UPDATE_HOST ? KM_UPDATE_HOST : KM_UPDATE_DEVICE;
+}
+
+/* Starts a result: zeroed, with the algorithm's phase names. */
+static void result_begin(pragmaclust_result *r, const char *const *names, int nphases) {
+  memset(r, 0, sizeof *r);
+  r->nphases = nphases;
+  for (int p = 0; p < nphases; p++) r->phase_name[p] = names[p];
+}
+
+static void result_phases(pragmaclust_result *r, const double *phase_s, double total_s) {
+  for (int p = 0; p < r->nphases; p++) r->phase_s[p] = phase_s[p];
+  r->total_s = total_s;
+}
+
+/* The rows of an array served as a stream (stream_source.h) to the streaming algorithms. */
+typedef struct {
+  const float *x;
+  size_t d;
+} array_rows;
+
+static int read_array_rows(void *ctx, size_t first, size_t rows, float *out) {
+  const array_rows *a = ctx;
+  memcpy(out, a->x + first * a->d, rows * a->d * sizeof *out);
+  return 0;
+}
+
+/* ---- k-means ---- */
+
+void pragmaclust_kmeans_options_init(pragmaclust_kmeans_options *o) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->init = PRAGMACLUST_INIT_RANDOM;
+  o->seed = API_DEFAULT_SEED;
+  o->max_iter = API_KMEANS_MAX_ITER;
+  o->tol = -1.0;
+  o->update = PRAGMACLUST_UPDATE_DEVICE;
+  o->distance = PRAGMACLUST_DISTANCE_DIRECT;
+  o->kernels = PRAGMACLUST_KERNELS_TUNED;
+}
+
+/* The k x d initial centroids of o->init into centroids (given ones are already there). */
+static int initial_centroids(const float *x, size_t n, size_t d, const pragmaclust_kmeans_options *o, float *centroids) {
+  const size_t k = (size_t)o->k;
+  if (o->init == PRAGMACLUST_INIT_GIVEN) return PRAGMACLUST_OK;
+  size_t *rows = pc_try_alloc(k, sizeof *rows, "initial centroid rows");
+  if (!rows) return PRAGMACLUST_ERR_OUT_OF_MEMORY;
+  int rc = o->init == PRAGMACLUST_INIT_KMEANSPP ? kmpp_seed(x, NULL, n, d, o->k, o->seed, to_kernels(o->kernels), rows)
+                                                : pc_sample_distinct(o->seed, n, k, rows);
+  if (rc == 0)
+    for (size_t r = 0; r < k; r++) memcpy(centroids + r * d, x + rows[r] * d, d * sizeof *centroids);
+  free(rows);
+  return rc == 0 ? PRAGMACLUST_OK : algorithm_failed();
+}
+
+int pragmaclust_kmeans(const float *x, size_t n, size_t d, const pragmaclust_kmeans_options *o, float *centroids,
+                       int *labels, pragmaclust_result *result) {
+  static const char fn[] = "pragmaclust_kmeans";
+  int rc;
+  if (!o) return INVALID("%s: options is NULL", fn);
+  if ((rc = check_points(fn, x, n, d)) != 0) return rc;
+  if (!centroids) return INVALID("%s: centroids is NULL", fn);
+  if (o->k < 1 || (size_t)o->k > n) return INVALID("%s: k must lie in [1, n = %zu], got %d", fn, n, o->k);
+  if (o->init != PRAGMACLUST_INIT_RANDOM && o->init != PRAGMACLUST_INIT_KMEANSPP && o->init != PRAGMACLUST_INIT_GIVEN)
+    return INVALID("%s: init must be PRAGMACLUST_INIT_RANDOM, _KMEANSPP or _GIVEN, got %d", fn, (int)o->init);
+  if (o->max_iter < 1) return INVALID("%s: max_iter must be at least 1, got %d", fn, o->max_iter);
+  if (o->fixed_iter < 0) return INVALID("%s: fixed_iter must be >= 0, got %d", fn, o->fixed_iter);
+  if (isnan(o->tol)) return INVALID("%s: tol is NaN", fn);
+  if ((int)o->distance < 0 || (int)o->distance >= (int)KM_NDISTANCES)
+    return INVALID("%s: distance %d is not a pragmaclust_distance", fn, (int)o->distance);
+  if ((rc = check_update(fn, o->update)) != 0 || (rc = check_kernels(fn, o->kernels)) != 0) return rc;
+  const size_t k = (size_t)o->k;
+  if (o->init == PRAGMACLUST_INIT_GIVEN && (rc = check_points(fn, centroids, k, d)) != 0) return rc;
+  if ((rc = ensure_device()) != 0) return rc;
+  const km_distance distance = (km_distance)o->distance;
+  const int gemm = distance == KM_DISTANCE_GEMM || distance == KM_DISTANCE_GEMM_TF32;
+  if (gemm && !km_gemm_built())
+    return failure(PRAGMACLUST_ERR_UNSUPPORTED, "%s: the GEMM distances need the gpu variant (cuBLAS on the GPU); this is the %s library",
+                   fn, pc_build_variant());
+  if (gemm && km_gemm_load(distance == KM_DISTANCE_GEMM_TF32) != 0) return PRAGMACLUST_ERR_UNSUPPORTED;
+  if (distance == KM_DISTANCE_DOT_3XTF32 && !pc_offloading())
+    return failure(PRAGMACLUST_ERR_UNSUPPORTED,
+                   "%s: PRAGMACLUST_DISTANCE_DOT_3XTF32 runs on a GPU's tensor cores; the kernels of this library run on the host",
+                   fn);
+
+  if ((rc = initial_centroids(x, n, d, o, centroids)) != 0) return rc;
+  /* distances are float32: every centroid stays within the range of the data and the initial ones */
+  if (pc_check_float_distances(fmax(pc_max_abs(x, n * d), pc_max_abs(centroids, k * d)), d, fn) != 0)
+    return PRAGMACLUST_ERR_INVALID_ARGUMENT;
+  float *xt = pc_try_alloc(n * d, sizeof *xt, "dimension-major copy of the points");
+  int *own_labels = labels ? NULL : pc_try_alloc(n, sizeof *own_labels, "labels");
+  if (!xt || (!labels && !own_labels)) {
+    free(xt);
+    return PRAGMACLUST_ERR_OUT_OF_MEMORY;
+  }
+  km_transpose(x, n, d, xt);
+  const km_params params = {.k = o->k, .max_iter = o->max_iter, .fixed_iter = o->fixed_iter, .tol = o->tol,
+                            .update = to_update(o->update), .distance = distance, .kernels = to_kernels(o->kernels)};
+  km_result res;
+  memset(&res, 0, sizeof res);
+  rc = km_run(xt, n, d, &params, centroids, labels ? labels : own_labels, &res) == 0 ? PRAGMACLUST_OK : algorithm_failed();
+  free(xt);
+  free(own_labels);
+  if (rc == PRAGMACLUST_OK && result) {
+    result_begin(result, km_phase_names, KM_NPHASES);
+    result_phases(result, res.phase_s, res.total_s);
+    result->iterations = res.iterations;
+    result->converged = res.converged;
+    result->cost = res.sse;
+    result->clusters = o->k;
+  }
+  return rc;
+}
+
+/* ---- streaming k-means ---- */
+
+void pragmaclust_streamkm_options_init(pragmaclust_streamkm_options *o) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->seed = API_DEFAULT_SEED;
+  o->kernels = PRAGMACLUST_KERNELS_TUNED;
+}
+
+int pragmaclust_streamkm(const float *x, size_t n, size_t d, const pragmaclust_streamkm_options *o, float *centres,
+                         int *labels, pragmaclust_result *result) {
+  static const char fn[] = "pragmaclust_streamkm";
+  int rc;
+  if (!o) return INVALID("%s: options is NULL", fn);
+  if ((rc = check_points(fn, x, n, d)) != 0) return rc;
+  if (!centres) return INVALID("%s: centres is NULL", fn);
+  if (o->k < 1 || (size_t)o->k > n) return INVALID("%s: k must lie in [1, n = %zu], got %d", fn, n, o->k);
+  if (o->repetitions < 0) return INVALID("%s: repetitions must be >= 0, got %d", fn, o->repetitions);
+  if ((rc = check_kernels(fn, o->kernels)) != 0) return rc;
+  if (pc_check_float_distances(pc_max_abs(x, n * d), d, fn) != 0) return PRAGMACLUST_ERR_INVALID_ARGUMENT;
+  if ((rc = ensure_device()) != 0) return rc;
+  array_rows rows = {x, d};
+  const pc_stream src = {n, d, read_array_rows, &rows};
+  const skm_params params = {o->k, o->chunk_size, o->repetitions, 0, o->seed, to_kernels(o->kernels)};
+  skm_result res;
+  memset(&res, 0, sizeof res);
+  double cost = 0.0;
+  rc = skm_run(&src, &params, centres, &res) == 0 && skm_assign(&src, centres, o->k, res.chunk_size, labels, &cost) == 0
+           ? PRAGMACLUST_OK
+           : algorithm_failed();
+  if (rc == PRAGMACLUST_OK && result) {
+    result_begin(result, skm_phase_names, SKM_NPHASES);
+    result_phases(result, res.phase_s, res.total_s);
+    result->cost = cost;
+    result->clusters = o->k;
+  }
+  skm_result_free(&res);
+  return rc;
+}
+
+/* ---- stream clustering ---- */
+
+void pragmaclust_stream_options_init(pragmaclust_stream_options *o) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->epsilon = STRM_DEFAULT_EPSILON;
+  o->max_iter = STRM_DEFAULT_MAX_ITER;
+  o->update = PRAGMACLUST_UPDATE_DEVICE;
+  o->seed = API_DEFAULT_SEED;
+  o->kernels = PRAGMACLUST_KERNELS_TUNED;
+}
+
+int pragmaclust_stream(const float *x, size_t n, size_t d, const pragmaclust_stream_options *o, float *centres,
+                       int *labels, pragmaclust_result *result) {
+  static const char fn[] = "pragmaclust_stream";
+  int rc;
+  if (!o) return INVALID("%s: options is NULL", fn);
+  if ((rc = check_points(fn, x, n, d)) != 0) return rc;
+  if (!centres) return INVALID("%s: centres is NULL", fn);
+  if (o->k < 1 || (size_t)o->k > n) return INVALID("%s: k must lie in [1, n = %zu], got %d", fn, n, o->k);
+  if ((rc = check_update(fn, o->update)) != 0 || (rc = check_kernels(fn, o->kernels)) != 0) return rc;
+  if (pc_check_float_distances(pc_max_abs(x, n * d), d, fn) != 0) return PRAGMACLUST_ERR_INVALID_ARGUMENT;
+  if ((rc = ensure_device()) != 0) return rc;
+  array_rows rows = {x, d};
+  const pc_stream src = {n, d, read_array_rows, &rows};
+  const strm_params params = {.k = o->k, .block = o->block, .epsilon = o->epsilon, .window = o->window,
+                              .query_every = o->query_every, .max_iter = o->max_iter, .update = to_update(o->update),
+                              .seed = o->seed, .kernels = to_kernels(o->kernels)};
+  strm_result res;
+  memset(&res, 0, sizeof res);
+  if (strm_run(&src, &params, centres, &res) != 0) return algorithm_failed();
+  /* labels of every row; the cost over the rows the centres answer for */
+  double cost = 0.0, before;
+  if (labels && res.first_row > 0 && strm_assign(&src, 0, res.first_row, centres, o->k, res.block, labels, &before) != 0)
+    return algorithm_failed();
+  if (strm_assign(&src, res.first_row, res.rows, centres, o->k, res.block, labels ? labels + res.first_row : NULL, &cost) != 0)
+    return algorithm_failed();
+  if (result) {
+    result_begin(result, strm_phase_names, STRM_NPHASES);
+    result_phases(result, res.phase_s, res.total_s);
+    result->iterations = res.iterations;
+    result->cost = cost;
+    result->clusters = o->k;
+  }
+  return PRAGMACLUST_OK;
+}
+
+/* ---- DBSCAN ---- */
+
+void pragmaclust_dbscan_options_init(pragmaclust_dbscan_options *o) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->index = PRAGMACLUST_DBSCAN_INDEX_AUTO;
+  o->method = PRAGMACLUST_DBSCAN_UNION_FIND;
+  o->chains = DB_DEFAULT_CHAINS;
+  o->seed_list = DB_DEFAULT_SEED_LIST;
+  o->levels = DB_DEFAULT_LEVELS;
+  o->fanout = DB_DEFAULT_FANOUT;
+}
+
+int pragmaclust_dbscan(const float *x, size_t n, size_t d, const pragmaclust_dbscan_options *o, int *labels,
+                       unsigned char *is_core, pragmaclust_result *result) {
+  static const char fn[] = "pragmaclust_dbscan";
+  int rc;
+  if (!o) return INVALID("%s: options is NULL", fn);
+  if ((rc = check_points(fn, x, n, d)) != 0) return rc;
+  if (!labels) return INVALID("%s: labels is NULL", fn);
+  if (!(o->eps > 0.0) || !isfinite(o->eps)) return INVALID("%s: eps must be finite and > 0, got %g", fn, o->eps);
+  if (o->min_pts < 1) return INVALID("%s: min_pts must be at least 1, got %d", fn, o->min_pts);
+  if (o->method != PRAGMACLUST_DBSCAN_UNION_FIND && o->method != PRAGMACLUST_DBSCAN_CHAINS)
+    return INVALID("%s: method %d is not a pragmaclust_dbscan_method", fn, (int)o->method);
+  if (o->chains < 1 || o->seed_list < 1)
+    return INVALID("%s: chains and seed_list must be at least 1, got %d and %d", fn, o->chains, o->seed_list);
+  if (o->levels < 1 || o->levels > DB_DIR_MAX_LEVELS || o->fanout < 2)
+    return INVALID("%s: levels must lie in [1, %d] and fanout be at least 2, got %d and %d", fn, DB_DIR_MAX_LEVELS, o->levels,
+                   o->fanout);
+  db_index_kind index;
+  switch (o->index) {
+    case PRAGMACLUST_DBSCAN_INDEX_AUTO: index = d > DB_GRID_MAX_DIM ? DB_INDEX_NONE : DB_INDEX_GRID; break;
+    case PRAGMACLUST_DBSCAN_INDEX_GRID: index = DB_INDEX_GRID; break;
+    case PRAGMACLUST_DBSCAN_INDEX_DIRECTORY: index = DB_INDEX_DIRECTORY; break;
+    case PRAGMACLUST_DBSCAN_INDEX_NONE: index = DB_INDEX_NONE; break;
+    default: return INVALID("%s: index %d is not a pragmaclust_dbscan_index", fn, (int)o->index);
+  }
+  for (size_t e = 0; e < n * d; e++)
+    if (!isfinite((double)x[e] / o->eps))
+      return INVALID("%s: value %g divided by eps %g overflows the grid; rescale the data", fn, (double)x[e], o->eps);
+  if ((rc = ensure_device()) != 0) return rc;
+  const db_params params = {o->eps,    o->min_pts,   index,     o->method == PRAGMACLUST_DBSCAN_CHAINS ? DB_METHOD_CHAINS : DB_METHOD_UNION_FIND,
+                            o->chains, o->seed_list, o->levels, o->fanout};
+  db_result res;
+  memset(&res, 0, sizeof res);
+  if (dbscan_run(x, n, d, &params, labels, is_core, &res) != 0) return algorithm_failed();
+  if (result) {
+    result_begin(result, db_phase_names, DB_NPHASES);
+    result_phases(result, res.phase_s, res.total_s);
+    result->clusters = res.clusters;
+    result->noise = res.noise;
+  }
+  return PRAGMACLUST_OK;
+}
+
+/* ---- density peaks ---- */
+
+struct pragmaclust_dpc_model {
+  dpc_state *state; /* reads its points from x */
+  float *x;         /* capacity x d: the points so far, then room for insertions */
+  size_t n, capacity, d; /* ids so far, the most points, features */
+};
+
+void pragmaclust_dpc_options_init(pragmaclust_dpc_options *o) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->dc_percent = API_DPC_PERCENT;
+  o->dc_samples = API_DPC_SAMPLES;
+  o->index = PRAGMACLUST_DPC_INDEX_VPTREE;
+  o->rho_update = PRAGMACLUST_DPC_RHO_INCIDENTAL;
+  o->rho_search = o->delta_search = PRAGMACLUST_DPC_SEARCH_POINT;
+  o->seed = API_DEFAULT_SEED;
+}
+
+static void dpc_result_to(pragmaclust_result *result, const dpc_result *res) {
+  if (!result) return;
+  result_begin(result, dpc_phase_names, DPC_NPHASES);
+  result_phases(result, res->phase_s, res->total_s);
+  result->clusters = res->clusters;
+}
+
+/* The options as dpc_params for the base points x (n x d): d_c given, or estimated. */
+static int dpc_params_of(const char *fn, const float *x, size_t n, size_t d, const pragmaclust_dpc_options *o,
+                         dpc_params *params) {
+  if (!(o->dc >= 0.0) || !isfinite(o->dc)) return INVALID("%s: dc must be finite and >= 0 (0: estimated), got %g", fn, o->dc);
+  if (o->dc == 0.0 && !(o->dc_percent > 0.0 && o->dc_percent <= 100.0))
+    return INVALID("%s: dc_percent must lie in (0, 100], got %g", fn, o->dc_percent);
+  if (o->dc == 0.0 && o->dc_samples < 1) return INVALID("%s: dc_samples must be at least 1", fn);
+  if (o->peaks < 0 || (size_t)o->peaks > n) return INVALID("%s: peaks must lie in [0, n = %zu], got %ld", fn, n, o->peaks);
+  if (o->peaks == 0 && !(o->rho_min >= 0.0 && o->delta_min >= 0.0))
+    return INVALID("%s: rho_min and delta_min must be >= 0, got %g and %g", fn, o->rho_min, o->delta_min);
+  if (o->index != PRAGMACLUST_DPC_INDEX_VPTREE && o->index != PRAGMACLUST_DPC_INDEX_NONE)
+    return INVALID("%s: index %d is not a pragmaclust_dpc_index", fn, (int)o->index);
+  if (o->rho_update != PRAGMACLUST_DPC_RHO_INCIDENTAL && o->rho_update != PRAGMACLUST_DPC_RHO_SEPARATE)
+    return INVALID("%s: rho_update %d is not a pragmaclust_dpc_rho_update", fn, (int)o->rho_update);
+  if ((o->rho_search != PRAGMACLUST_DPC_SEARCH_POINT && o->rho_search != PRAGMACLUST_DPC_SEARCH_LEAF) ||
+      (o->delta_search != PRAGMACLUST_DPC_SEARCH_POINT && o->delta_search != PRAGMACLUST_DPC_SEARCH_LEAF))
+    return INVALID("%s: rho_search and delta_search must be PRAGMACLUST_DPC_SEARCH_POINT or _LEAF", fn);
+  double dc = o->dc;
+  if (dc == 0.0) {
+    dc = dpc_dc_percentile(x, n, d, o->dc_percent, o->dc_samples, o->seed);
+    if (!(dc > 0.0)) return algorithm_failed();
+  }
+  *params = (dpc_params){dc,
+                         o->index == PRAGMACLUST_DPC_INDEX_NONE ? DPC_INDEX_NONE : DPC_INDEX_VPTREE,
+                         o->peaks,
+                         o->rho_min,
+                         o->delta_min,
+                         o->seed,
+                         o->rho_update == PRAGMACLUST_DPC_RHO_SEPARATE ? DPC_RHO_SEPARATE : DPC_RHO_INCIDENTAL,
+                         o->rho_search == PRAGMACLUST_DPC_SEARCH_LEAF ? DPC_SEARCH_LEAF : DPC_SEARCH_POINT,
+                         o->delta_search == PRAGMACLUST_DPC_SEARCH_LEAF ? DPC_SEARCH_LEAF : DPC_SEARCH_POINT};
+  return PRAGMACLUST_OK;
+}
+
+int pragmaclust_dpc_create(const float *x, size_t n, size_t d, size_t capacity, const pragmaclust_dpc_options *o,
+                           pragmaclust_dpc_model **model, pragmaclust_result *result) {
+  static const char fn[] = "pragmaclust_dpc_create";
+  int rc;
+  if (!model) return INVALID("%s: model is NULL", fn);
+  *model = NULL;
+  if (!o) return INVALID("%s: options is NULL", fn);
+  if ((rc = check_points(fn, x, n, d)) != 0) return rc;
+  if (capacity < n || capacity > (size_t)PC_MAX_POINTS)
+    return INVALID("%s: capacity must lie in [n = %zu, %d], got %zu", fn, n, PC_MAX_POINTS, capacity);
+  if ((rc = ensure_device()) != 0) return rc;
+  dpc_params params;
+  if ((rc = dpc_params_of(fn, x, n, d, o, &params)) != 0) return rc;
+  pragmaclust_dpc_model *m = calloc(1, sizeof *m);
+  if (!m) return failure(PRAGMACLUST_ERR_OUT_OF_MEMORY, "%s: cannot allocate the model", fn);
+  m->capacity = capacity;
+  m->d = d;
+  m->x = pc_try_alloc(capacity * d, sizeof *m->x, "the model's points");
+  if (!m->x) {
+    free(m);
+    return PRAGMACLUST_ERR_OUT_OF_MEMORY;
+  }
+  memcpy(m->x, x, n * d * sizeof *m->x);
+  m->n = n;
+  dpc_result res;
+  m->state = dpc_open(m->x, n, capacity, d, &params, &res);
+  if (!m->state) {
+    rc = algorithm_failed();
+    free(m->x);
+    free(m);
+    return rc;
+  }
+  dpc_result_to(result, &res);
+  *model = m;
+  return PRAGMACLUST_OK;
+}
+
+int pragmaclust_dpc_insert(pragmaclust_dpc_model *m, const float *x, size_t count, pragmaclust_result *result) {
+  static const char fn[] = "pragmaclust_dpc_insert";
+  int rc;
+  if (!m) return INVALID("%s: model is NULL", fn);
+  const size_t n = m->n;
+  if (count == 0) return INVALID("%s: count must be at least 1", fn);
+  if (count > m->capacity - n)
+    return INVALID("%s: %zu more points exceed the capacity of %zu (%zu held)", fn, count, m->capacity, n);
+  if ((rc = check_points(fn, x, count, m->d)) != 0) return rc;
+  memcpy(m->x + n * m->d, x, count * m->d * sizeof *m->x);
+  dpc_result res;
+  if (dpc_insert(m->state, count, &res) != 0) return algorithm_failed();
+  m->n = n + count;
+  dpc_result_to(result, &res);
+  return PRAGMACLUST_OK;
+}
+
+int pragmaclust_dpc_delete(pragmaclust_dpc_model *m, const int *ids, size_t count, pragmaclust_result *result) {
+  static const char fn[] = "pragmaclust_dpc_delete";
+  if (!m) return INVALID("%s: model is NULL", fn);
+  if (!ids) return INVALID("%s: ids is NULL", fn);
+  if (count == 0) return INVALID("%s: count must be at least 1", fn);
+  dpc_result res;
+  if (dpc_delete(m->state, ids, count, &res) != 0) return algorithm_failed();
+  dpc_result_to(result, &res);
+  return PRAGMACLUST_OK;
+}
+
+size_t pragmaclust_dpc_size(const pragmaclust_dpc_model *m) { return m ? m->n : 0; }
+
+int pragmaclust_dpc_get(pragmaclust_dpc_model *m, int *labels, int *rho, double *delta, int *dependent,
+                        unsigned char *alive) {
+  if (!m) return INVALID("pragmaclust_dpc_get: model is NULL");
+  dpc_results(m->state, rho, delta, dependent, labels);
+  if (alive) dpc_alive(m->state, alive);
+  return PRAGMACLUST_OK;
+}
+
+void pragmaclust_dpc_free(pragmaclust_dpc_model *m) {
+  if (!m) return;
+  dpc_close(m->state);
+  free(m->x);
+  free(m);
+}
+
+int pragmaclust_dpc(const float *x, size_t n, size_t d, const pragmaclust_dpc_options *o, int *labels,
+                    pragmaclust_result *result) {
+  if (!labels) return INVALID("pragmaclust_dpc: labels is NULL");
+  pragmaclust_dpc_model *m;
+  int rc = pragmaclust_dpc_create(x, n, d, n, o, &m, result);
+  if (rc != PRAGMACLUST_OK) return rc;
+  rc = pragmaclust_dpc_get(m, labels, NULL, NULL, NULL, NULL);
+  pragmaclust_dpc_free(m);
+  return rc;
+}
