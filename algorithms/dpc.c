@@ -170,6 +170,9 @@ static int tree_alloc(dpc_state *s, int h) {
     free(lneed), free(minokey), free(lcand);
     return -1;
   }
+  /* device: per node (nn = 2^(h+1) - 1) vp vantage point, split2 its split, lmax2 / rmin2 the
+   * children's bounds, maxkey / minokey subtree density keys, flag; per slot (ns = 32 per leaf)
+   * ids, skey, xs[ns * d] the leaves' points; per leaf (nl) lcount, lneed, lcand[nl * VPT_CAND] */
   DEV_ENTER(map(alloc : vp[0 : nn], split2[0 : nn], lmax2[0 : nn], rmin2[0 : nn], maxkey[0 : nn], flag[0 : nn],
                 ids[0 : ns], skey[0 : ns], xs[0 : nxs], lcount[0 : nl], lneed[0 : nl], minokey[0 : nn], lcand[0 : nc]))
   s->lneed = lneed, s->minokey = minokey, s->lcand = lcand;
@@ -208,6 +211,8 @@ static int tree_build(dpc_state *s, size_t n) {
   unsigned long long *split2 = s->split2, *lmax2 = s->lmax2, *rmin2 = s->rmin2;
   float *xs = s->xs;
   const size_t ninternal = s->ninternal, nslots = s->nslots, nleaves = s->nleaves;
+  /* device (the build only): per node node_lo, node_n its range of perm[n], the points in tree
+   * order; pkey, pid[padded] the sort keys of one level (each range padded to a power of two) */
   DEV_ENTER(map(alloc : node_lo[0 : nn], node_n[0 : nn], perm[0 : n], pkey[0 : padded], pid[0 : padded]))
 
   /* the root's vantage point: the farthest point from a random one (ties to the lowest id) */
@@ -743,6 +748,7 @@ static peak_t *gather_candidates(dpc_state *s, size_t top, int mode, unsigned lo
     return NULL;
   }
   *fill = 0;
+  /* device: cid, cg[cap] the peak candidates' ids and gammas, fill[1] their count */
   DEV_ENTER(map(alloc : cid[0 : cap], cg[0 : cap]) map(to : fill[0 : 1]))
   PAR_FOR()
   for (size_t i = 0; i < n; i++) {
@@ -812,6 +818,7 @@ static int *select_peaks(dpc_state *s, size_t *k) {
       const size_t ns = n - 1 > DPC_PEAK_SAMPLE ? DPC_PEAK_SAMPLE : n - 1, stride = (n - 1) / ns;
       unsigned long long *sample = pc_try_alloc(ns, sizeof *sample, "peak sample");
       if (!sample) return NULL;
+      /* device: sample[ns] the sampled points' gammas as ordered bits */
       DEV_ENTER(map(alloc : sample[0 : ns]))
       PAR_FOR()
       for (size_t q = 0; q < ns; q++) {
@@ -888,6 +895,7 @@ static long assign_labels(dpc_state *s, double *transfer_s) {
   int *peak_ids = select_peaks(s, &k);
   if (!peak_ids) return -1;
   int *a = s->ptr_a, *b = s->ptr_b;
+  /* device: peak_ids[k], the peaks by rank */
   DEV_ENTER(map(to : peak_ids[0 : k]))
   PAR_FOR()
   for (size_t i = 0; i < n; i++) {
@@ -978,6 +986,10 @@ dpc_state *dpc_open(const float *x, size_t n, size_t capacity, size_t d, const d
 
   const double t_start = pc_now();
   double t0 = t_start;
+  /* device, for the state's life: x[nx = cap * d] the points (row-major); per point (cap, the
+   * capacity with the points to insert) rho, dep, label, ptr_a / ptr_b (pointer jumping), rank,
+   * delta2, key / okey (density keys now and before a batch), changed, global, alive, work
+   * (distance counts), leaf_of */
   DEV_ENTER(map(alloc : x[0 : nx], rho[0 : cap], dep[0 : cap], label[0 : cap], ptr_a[0 : cap], ptr_b[0 : cap],
                 rank[0 : cap], delta2[0 : cap], key[0 : cap], okey[0 : cap], changed[0 : cap], global[0 : cap], alive[0 : cap], work[0 : cap],
                 leaf_of[0 : cap]))
@@ -1097,6 +1109,7 @@ int dpc_insert(dpc_state *s, size_t count, dpc_result *res) {
       int *lnew = pc_try_alloc(s->nleaves, sizeof *lnew, "new points per leaf");
       if (!lnew) return -1;
       DPC_DEVICE_ONLY const size_t nl = s->nleaves;
+      /* device: lnew[nl], the batch's points per leaf */
       DEV_ENTER(map(alloc : lnew[0 : nl]))
       s->lnew = lnew;
       const int fullest = route_batch(s, n0, n1, &ndist);
@@ -1224,6 +1237,7 @@ int dpc_delete(dpc_state *s, const int *del, size_t count, dpc_result *res) {
   long *work = s->work;
   const float *x = s->x;
   const double t_start = pc_now();
+  /* device: del[count], the ids to delete */
   DEV_ENTER(map(to : del[0 : count]))
   double t0 = pc_now();
   res->phase_s[DPC_PHASE_TRANSFERS] += t0 - t_start;

@@ -55,6 +55,7 @@ static void leaf_balls(dpc_state *s) {
   long *work = s->work;
   int *lctr = pc_xalloc(nleaves, sizeof *lctr, "leaf centres");
   double *lrad = pc_xalloc(nleaves, sizeof *lrad, "leaf radii");
+  /* device: per leaf lctr its ball's centre slot, lrad its radius */
   DEV_ENTER(map(alloc : lctr[0 : nleaves], lrad[0 : nleaves]))
   PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_THREADS)
   for (size_t leaf = 0; leaf < nleaves; leaf++) {
@@ -176,6 +177,7 @@ static void leaf_lists(dpc_state *s) {
   const double *lrad = s->lrad;
   long *work = s->work;
   long *lnoff = pc_xalloc(nleaves + 1, sizeof *lnoff, "candidate leaf offsets");
+  /* device: lnoff[nleaves + 1], each leaf's first candidate in lnear (then the total) */
   DEV_ENTER(map(alloc : lnoff[0 : nleaves + 1]))
   PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_THREADS)
   for (size_t leaf = 0; leaf <= nleaves; leaf++) { /* the entry after the last leaf (0) takes the total */
@@ -190,6 +192,7 @@ static void leaf_lists(dpc_state *s) {
   }
   const long total = pc_exclusive_scan(lnoff, nleaves + 1);
   int *lnear = pc_xalloc((size_t)total, sizeof *lnear, "candidate leaves");
+  /* device: lnear[total], every leaf's candidate leaves, leaf after leaf */
   DEV_ENTER(map(alloc : lnear[0 : total]))
   PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_THREADS)
   for (size_t leaf = 0; leaf < nleaves; leaf++) {
@@ -277,6 +280,7 @@ static int *dense_lists(dpc_state *s) {
   int *lnear = s->lnear;
   const long *lnoff = s->lnoff;
   int *lndense = pc_xalloc(nleaves, sizeof *lndense, "denser candidate leaves");
+  /* device: lndense[nleaves], per leaf the number of its candidates kept (those with a denser point) */
   DEV_ENTER(map(alloc : lndense[0 : nleaves]))
   PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_THREADS)
   for (size_t leaf = 0; leaf < nleaves; leaf++) {
