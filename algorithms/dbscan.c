@@ -363,7 +363,8 @@ static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, in
  * itself). Collisions are kept as a
  * union-find over chain ids (a chain's id is its first seed), the resolved form of the paper's
  * collision matrix: chain slots are reused, so a p x p matrix could not name finished chains.
- * Leaves core[] and parent[] as db_connect_union_find does. Returns 0, or -1 (allocation).
+ * Leaves core[] and parent[] as db_connect_union_find does. Returns 0, or -1 with a pc_fail
+ * message (allocation).
  */
 static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *params, int *core, int *parent,
                              db_result *result) {
@@ -421,6 +422,7 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
   }
 
   size_t scan_from = 0; /* every position below is claimed */
+  int rc = 0;             /* -1: a prefix sum found no memory */
   for (;;) {
     /* New chains for the free slots, each step a parallel loop (ranks by prefix sums, so the
      * choice is the same in every variant): the lowest unclaimed positions, found in a window
@@ -432,6 +434,10 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
       slot_rank[c] = slot_uid[c] < 0;
     }
     const long free_slots = pc_exclusive_scan(slot_rank, (size_t)chains);
+    if (free_slots < 0) {
+      rc = -1;
+      break;
+    }
     long starts = 0;
     if (free_slots > 0) {
       PAR_FOR()
@@ -445,6 +451,10 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
       PAR_FOR()
       for (size_t t = 0; t < window; t++) start_rank[t] = owner[base + t] == DB_UNCLAIMED;
       const long found = pc_exclusive_scan(start_rank, window);
+      if (found < 0) {
+        rc = -1;
+        break;
+      }
       size_t untaken = window; /* the first unclaimed point left for a later round */
       PAR_FOR(reduction(min : untaken) GPU_REDUCTION(window))
       for (size_t t = 0; t < window; t++) {
@@ -468,6 +478,10 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
       PAR_FOR()
       for (int c = 0; c < chains; c++) split_rank[c] = slot_uid[c] >= 0 && slot_count[c] >= 2;
       const long splittable = pc_exclusive_scan(split_rank, (size_t)chains);
+      if (splittable < 0) {
+        rc = -1;
+        break;
+      }
       PAR_FOR()
       for (int c = 0; c < chains; c++) {
         const long rank = split_rank[c], next = c + 1 < chains ? split_rank[c + 1] : splittable;
@@ -582,7 +596,7 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
                slot_count[0 : chains], slot_rank[0 : chains], split_rank[0 : chains], free_list[0 : chains]))
   free(owner), free(chain_of), free(cparent), free(lowest), free(pending), free(slot_uid), free(slot_count);
   free(slot_of), free(seeds), free(quarantine), free(start_rank), free(slot_rank), free(split_rank), free(free_list);
-  return 0;
+  return rc;
 }
 
 static int cmp_float(const void *a, const void *b) {
@@ -641,8 +655,9 @@ static int db_build_directory(const float *x, size_t n, size_t d, int levels, in
 /* Grid index: the cell table (a slot per occupied cell, found by linear probing from the cell's
  * hash; `claim` holds the point that claimed each slot) and `order`, the points grouped by cell
  * (counting sort). Fills start (nslots + 1 entries: slot h's points are order[start[h] ..
- * start[h+1])) and cell_slot (each point's slot). The view reads x, not yet xs. */
-static void db_build_grid(db_geometry geo, const float *x, const double *lo, long *start, long *fill, int *claim,
+ * start[h+1])) and cell_slot (each point's slot). The view reads x, not yet xs. 0, or -1 with a
+ * pc_fail message (memory for the prefix sum). */
+static int db_build_grid(db_geometry geo, const float *x, const double *lo, long *start, long *fill, int *claim,
                           unsigned *cell_slot, int *order) {
   const size_t n = geo.n, d = geo.d, nslots = (size_t)geo.slot_mask + 1;
   PAR_FOR()
@@ -665,7 +680,7 @@ static void db_build_grid(db_geometry geo, const float *x, const double *lo, lon
     PAR_ATOMIC
     start[h] += 1;
   }
-  pc_exclusive_scan(start, nslots + 1);
+  if (pc_exclusive_scan(start, nslots + 1) < 0) return -1;
   PAR_FOR()
   for (size_t h = 0; h <= nslots; h++) fill[h] = start[h];
   PAR_FOR()
@@ -675,6 +690,7 @@ static void db_build_grid(db_geometry geo, const float *x, const double *lo, lon
     pos = fill[cell_slot[i]]++;
     order[pos] = (int)i;
   }
+  return 0;
 }
 
 /* The clusters' ids, step 1 of the labels: each component of core points is named by its
@@ -706,6 +722,7 @@ long db_number_clusters(size_t n, const int *core, const int *order, int *parent
   for (size_t s = 0; s < n; s++)
     if (core[s] && lowest[slabel[s]] == order[s]) root_rank[order[s]] = 1;
   const long clusters = pc_exclusive_scan(root_rank, n);
+  if (clusters < 0) return -1;
   PAR_FOR()
   for (size_t s = 0; s < n; s++)
     if (core[s]) slabel[s] = (int)root_rank[lowest[slabel[s]]];
@@ -791,21 +808,23 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   double t1 = pc_now();
   result->phase_s[DB_PHASE_H2D] = t1 - t0;
 
-  if (kind == DB_INDEX_GRID) db_build_grid(geo, x, lo, start, fill, claim, (unsigned *)scratch, order);
+  if (kind == DB_INDEX_GRID) rc = db_build_grid(geo, x, lo, start, fill, claim, (unsigned *)scratch, order);
   if (kind == DB_INDEX_NONE) {
     PAR_FOR()
     for (size_t i = 0; i < n; i++) order[i] = (int)i;
   }
-  PAR_FOR()
-  for (size_t s = 0; s < n; s++)
-    for (size_t j = 0; j < d; j++) xs[s * d + j] = x[(size_t)order[s] * d + j];
+  if (!rc) {
+    PAR_FOR()
+    for (size_t s = 0; s < n; s++)
+      for (size_t j = 0; j < d; j++) xs[s * d + j] = x[(size_t)order[s] * d + j];
+  }
   t0 = pc_now();
   result->phase_s[DB_PHASE_INDEX] = t_dir + (t0 - t1);
 
-  if (params->method == DB_METHOD_CHAINS) {
+  if (!rc && params->method == DB_METHOD_CHAINS) {
     rc = db_connect_chains(DB_INDEX_ARGS, eps2, params, core, parent, result);
     result->phase_s[DB_PHASE_CONNECT] = pc_now() - t0;
-  } else {
+  } else if (!rc) {
     db_connect_union_find(DB_INDEX_ARGS, eps2, min_pts, core, parent, result);
   }
   t0 = pc_now();
@@ -815,8 +834,8 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
    * their core neighbours. scratch[s] is the label of position s. */
   long clusters = 0, n_core = 0, n_noise = 0;
   int *slabel = scratch;
+  if (!rc && (clusters = db_number_clusters(n, core, order, parent, lowest, root_rank, slabel)) < 0) rc = -1;
   if (!rc) {
-    clusters = db_number_clusters(n, core, order, parent, lowest, root_rank, slabel);
     PAR_FOR(reduction(+ : n_core, n_noise) DB_NEIGHBOUR_LOOP GPU_ONLY(num_teams(pc_reduction_teams(n))))
     for (size_t s = 0; s < n; s++) {
       if (core[s]) {

@@ -79,8 +79,8 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
 /* Step one of dbscan_run's labels, public for the tests that race it on many host threads:
  * given the union-find forest parent[] over n positions (core[s]: position s is a core point;
  * order[s]: its input index), writes each core position's cluster id to slabel[s] (ids in the
- * order of each cluster's smallest input index) and returns the number of clusters. lowest and
- * root_rank are scratch (n entries each). In the gpu variant every array must be on the device. */
+ * order of each cluster's smallest input index) and returns the number of clusters (-1 with a
+ * pc_fail message when the prefix sum finds no memory). lowest and root_rank are scratch (n entries each). In the gpu variant every array must be on the device. */
 long db_number_clusters(size_t n, const int *core, const int *order, int *parent, int *lowest, long *root_rank,
                         int *slabel);
 

@@ -495,8 +495,8 @@ static void set_keys(dpc_state *s, size_t n) {
   for (size_t i = 0; i < n; i++) key[i] = alive[i] ? dpc_key(rho[i], i) : 0; /* 0: never denser */
 }
 
-/* rho of every point from scratch. */
-static void compute_rho(dpc_state *s) {
+/* rho of every point from scratch: 0, or -1 with a pc_fail message (the per-leaf search's lists). */
+static int compute_rho(dpc_state *s) {
   const size_t n = s->n, d = s->d;
   const double dc = s->dc, dc2 = s->dc2;
   const float *x = s->x;
@@ -511,7 +511,7 @@ static void compute_rho(dpc_state *s) {
       rho[i] = alive[i] ? c : 0;
       work[i] += (long)n;
     }
-    return;
+    return 0;
   }
   const float *xs = s->xs;
   const int *ids = s->ids, *lcount = s->lcount, *vp = s->vp;
@@ -529,9 +529,9 @@ static void compute_rho(dpc_state *s) {
       rho[i] = vpt_count(&v, xs + sl * d, dc, dc2, -1, 0, NULL, 0, NULL, 0, &nd);
       work[i] += nd;
     }
-    return;
+    return 0;
   }
-  dpc_rho_by_leaf(s); /* --rho-search leaf (dpc_leaf.c) */
+  return dpc_rho_by_leaf(s); /* --rho-search leaf (dpc_leaf.c) */
 }
 
 /* The absolute peak: the densest point gets dep -1 and the largest distance to any point. */
@@ -561,7 +561,8 @@ static void set_peak_delta(dpc_state *s) {
 }
 
 /* delta and dep of every point (incremental 0), or of the points the paper's two cases name after
- * an insertion (1) or a deletion (2). */
+ * an insertion (1) or a deletion (2). Returns the points that searched the whole tree, or -1 with
+ * a pc_fail message (memory for the per-leaf search's lists). */
 static long compute_delta(dpc_state *s, int incremental) {
   const size_t n = s->n, d = s->d;
   const double dc2 = s->dc2;
@@ -611,7 +612,7 @@ static long compute_delta(dpc_state *s, int incremental) {
   const unsigned char *flag = s->flag;
   const size_t ninternal = s->ninternal, nslots = s->nslots;
   if (!incremental && s->p.delta_search == DPC_SEARCH_LEAF) {
-    dpc_delta_by_leaf(s);
+    if (dpc_delta_by_leaf(s) != 0) return -1;
   } else {
   /* every point (from scratch), or the points of case (i): new, rho changed, or the old peak */
   PAR_FOR(HOST_ONLY(schedule(dynamic, VPT_LEAF)) GPU_THREADS)
@@ -1009,12 +1010,18 @@ dpc_state *dpc_open(const float *x, size_t n, size_t capacity, size_t d, const d
   }
   t0 = pc_now();
   res->phase_s[DPC_PHASE_TREE] += t0 - t1;
-  compute_rho(s);
+  if (compute_rho(s) != 0) {
+    dpc_close(s);
+    return NULL;
+  }
   set_keys(s, n);
   if (s->has_tree) tree_refresh(s, -1, 0, 0);
   t1 = pc_now();
   res->phase_s[DPC_PHASE_RHO] += t1 - t0;
-  res->global_searches = compute_delta(s, 0);
+  if ((res->global_searches = compute_delta(s, 0)) < 0) {
+    dpc_close(s);
+    return NULL;
+  }
   dpc_leaf_free(s);
   t0 = pc_now();
   res->phase_s[DPC_PHASE_DELTA] += t0 - t1;
@@ -1095,11 +1102,11 @@ int dpc_insert(dpc_state *s, size_t count, dpc_result *res) {
   res->phase_s[DPC_PHASE_TRANSFERS] += t1 - t0;
   s->n = n1;
   if (s->p.index == DPC_INDEX_NONE) { /* no index to update: everything again */
-    compute_rho(s);
+    if (compute_rho(s) != 0) return -1;
     set_keys(s, n1);
     t0 = pc_now();
     res->phase_s[DPC_PHASE_RHO] += t0 - t1;
-    res->global_searches = compute_delta(s, 0);
+    if ((res->global_searches = compute_delta(s, 0)) < 0) return -1;
     t1 = pc_now();
     res->phase_s[DPC_PHASE_DELTA] += t1 - t0;
   } else {
@@ -1197,7 +1204,7 @@ int dpc_insert(dpc_state *s, size_t count, dpc_result *res) {
     tree_refresh(s, -1, 0, 0);
     t1 = pc_now();
     res->phase_s[DPC_PHASE_RHO] += t1 - t0;
-    res->global_searches = compute_delta(s, 1);
+    if ((res->global_searches = compute_delta(s, 1)) < 0) return -1;
     PAR_FOR()
     for (size_t i = 0; i < n1; i++) changed[i] = 0;
     t0 = pc_now();
@@ -1244,11 +1251,11 @@ int dpc_delete(dpc_state *s, const int *del, size_t count, dpc_result *res) {
   PAR_FOR()
   for (size_t k = 0; k < count; k++) alive[del[k]] = 0;
   if (s->p.index == DPC_INDEX_NONE) { /* no index to update: everything again */
-    compute_rho(s);
+    if (compute_rho(s) != 0) return -1;
     set_keys(s, n);
     double t1 = pc_now();
     res->phase_s[DPC_PHASE_RHO] += t1 - t0;
-    res->global_searches = compute_delta(s, 0);
+    if ((res->global_searches = compute_delta(s, 0)) < 0) return -1;
     res->phase_s[DPC_PHASE_DELTA] += pc_now() - t1;
   } else {
     const size_t ninternal = s->ninternal, nslots = s->nslots, nleaves = s->nleaves;
@@ -1322,7 +1329,7 @@ int dpc_delete(dpc_state *s, const int *del, size_t count, dpc_result *res) {
     const double t4 = pc_now();
     res->phase_s[DPC_PHASE_TREE] += tree_s;
     res->phase_s[DPC_PHASE_RHO] += (t2 - t1) + (t4 - t3);
-    res->global_searches = compute_delta(s, 2);
+    if ((res->global_searches = compute_delta(s, 2)) < 0) return -1;
     PAR_FOR()
     for (size_t i = 0; i < n; i++) changed[i] = 0;
     res->phase_s[DPC_PHASE_DELTA] += pc_now() - t4;

@@ -48,13 +48,17 @@ PC_KNOB(DPC_STAGE_FLOATS)
 
 /* Every leaf's ball (leaf_lists' first pass): its centre, the member whose farthest member is
  * nearest (lctr: its slot in the leaf), and the radius reaching its farthest member (lrad). */
-static void leaf_balls(dpc_state *s) {
+static int leaf_balls(dpc_state *s) {
   const size_t nleaves = s->nleaves, d = s->d;
   const float *xs = s->xs;
   const int *ids = s->ids, *lcount = s->lcount;
   long *work = s->work;
-  int *lctr = pc_xalloc(nleaves, sizeof *lctr, "leaf centres");
-  double *lrad = pc_xalloc(nleaves, sizeof *lrad, "leaf radii");
+  int *lctr = pc_try_alloc(nleaves, sizeof *lctr, "leaf centres");
+  double *lrad = pc_try_alloc(nleaves, sizeof *lrad, "leaf radii");
+  if (!lctr || !lrad) {
+    free(lctr), free(lrad);
+    return -1;
+  }
   /* device: per leaf lctr its ball's centre slot, lrad its radius */
   DEV_ENTER(map(alloc : lctr[0 : nleaves], lrad[0 : nleaves]))
   PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_THREADS)
@@ -76,16 +80,22 @@ static void leaf_balls(dpc_state *s) {
     lrad[leaf] = cnt > 0 ? sqrt(best) : 0.0;
   }
   s->lctr = lctr, s->lrad = lrad, s->nballs = nleaves;
+  return 0;
 }
 
 void dpc_leaf_free(dpc_state *s) {
-  if (!s->lnear) return;
   int *lctr = s->lctr, *lnear = s->lnear;
   double *lrad = s->lrad;
   long *lnoff = s->lnoff;
   DPC_DEVICE_ONLY const size_t nb = s->nballs, nn = s->nnear;
-  DEV_EXIT(map(delete : lctr[0 : nb], lrad[0 : nb], lnear[0 : nn], lnoff[0 : nb + 1]))
-  free(lctr), free(lrad), free(lnear), free(lnoff);
+  if (lnear) {
+    DEV_EXIT(map(delete : lnear[0 : nn], lnoff[0 : nb + 1]))
+    free(lnear), free(lnoff);
+  }
+  if (lctr) { /* the balls alone, when the lists found no memory */
+    DEV_EXIT(map(delete : lctr[0 : nb], lrad[0 : nb]))
+    free(lctr), free(lrad);
+  }
   s->lctr = NULL, s->lrad = NULL, s->lnear = NULL, s->lnoff = NULL;
 }
 
@@ -163,9 +173,9 @@ DEV_FUNCS_END
  * in the walk's order. One thread per leaf counts them, a prefix sum places them, and the same
  * walk again writes them: the list is compact and the same in every variant. It holds an int per
  * leaf and candidate: nleaves^2 at most, when d_c spans the data. */
-static void leaf_lists(dpc_state *s) {
-  if (s->lnear) return;
-  leaf_balls(s);
+static int leaf_lists(dpc_state *s) {
+  if (s->lnear) return 0;
+  if (!s->lctr && leaf_balls(s) != 0) return -1;
   const size_t d = s->d, ninternal = s->ninternal, nleaves = s->nleaves;
   const double dc = s->dc;
   const float *x = s->x, *xs = s->xs;
@@ -176,7 +186,8 @@ static void leaf_lists(dpc_state *s) {
   const int *lctr = s->lctr;
   const double *lrad = s->lrad;
   long *work = s->work;
-  long *lnoff = pc_xalloc(nleaves + 1, sizeof *lnoff, "candidate leaf offsets");
+  long *lnoff = pc_try_alloc(nleaves + 1, sizeof *lnoff, "candidate leaf offsets");
+  if (!lnoff) return -1; /* the balls stay for dpc_leaf_free */
   /* device: lnoff[nleaves + 1], each leaf's first candidate in lnear (then the total) */
   DEV_ENTER(map(alloc : lnoff[0 : nleaves + 1]))
   PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_THREADS)
@@ -191,7 +202,12 @@ static void leaf_lists(dpc_state *s) {
     lnoff[leaf] = nc;
   }
   const long total = pc_exclusive_scan(lnoff, nleaves + 1);
-  int *lnear = pc_xalloc((size_t)total, sizeof *lnear, "candidate leaves");
+  int *lnear = total < 0 ? NULL : pc_try_alloc((size_t)total, sizeof *lnear, "candidate leaves");
+  if (!lnear) {
+    DEV_EXIT(map(delete : lnoff[0 : nleaves + 1]))
+    free(lnoff);
+    return -1;
+  }
   /* device: lnear[total], every leaf's candidate leaves, leaf after leaf */
   DEV_ENTER(map(alloc : lnear[0 : total]))
   PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_THREADS)
@@ -203,6 +219,7 @@ static void leaf_lists(dpc_state *s) {
     work[ids[leaf * VPT_LEAF]] += nd;
   }
   s->lnear = lnear, s->lnoff = lnoff, s->nnear = (size_t)total;
+  return 0;
 }
 
 /* Candidate leaves a team takes per round: as many as its team memory stages (at most
@@ -217,14 +234,14 @@ static int round_leaves(size_t per_leaf) {
  * them round by round, staged in team memory; each thread counts its point's neighbours there
  * (leaves whose ball is farther than d_c from the point skipped) by the point method's test,
  * d2 < dc2 on the same leaf copies: rho is the same. */
-void dpc_rho_by_leaf(dpc_state *s) {
+int dpc_rho_by_leaf(dpc_state *s) {
   const size_t d = s->d, nleaves = s->nleaves, nslots = s->nslots, per_leaf = VPT_LEAF * d;
   const double dc = s->dc, dc2 = s->dc2;
   const float *xs = s->xs;
   const int *ids = s->ids, *lcount = s->lcount;
   int *rho = s->rho;
   long *work = s->work;
-  leaf_lists(s);
+  if (leaf_lists(s) != 0) return -1;
   const int *lctr = s->lctr, *lnear = s->lnear;
   const double *lrad = s->lrad;
   const long *lnoff = s->lnoff;
@@ -267,6 +284,7 @@ void dpc_rho_by_leaf(dpc_state *s) {
       }
     }
   }
+  return 0;
 }
 
 /* delta's candidate leaves, in place (after rho: the lists are not needed unfiltered again): each
@@ -279,7 +297,8 @@ static int *dense_lists(dpc_state *s) {
   const unsigned long long *key = s->key, *maxkey = s->maxkey;
   int *lnear = s->lnear;
   const long *lnoff = s->lnoff;
-  int *lndense = pc_xalloc(nleaves, sizeof *lndense, "denser candidate leaves");
+  int *lndense = pc_try_alloc(nleaves, sizeof *lndense, "denser candidate leaves");
+  if (!lndense) return NULL;
   /* device: lndense[nleaves], per leaf the number of its candidates kept (those with a denser point) */
   DEV_ENTER(map(alloc : lndense[0 : nleaves]))
   PAR_FOR(HOST_ONLY(schedule(dynamic, 16)) GPU_THREADS)
@@ -311,7 +330,7 @@ static int *dense_lists(dpc_state *s) {
  * point that close was a candidate); otherwise the whole tree is searched from it, the point
  * method's global search, which ends at the same point (a better start prunes more). Releases
  * the balls and lists at its end (their filtering is delta's). */
-void dpc_delta_by_leaf(dpc_state *s) {
+int dpc_delta_by_leaf(dpc_state *s) {
   const size_t d = s->d, ninternal = s->ninternal, nleaves = s->nleaves, per_leaf = VPT_LEAF * d;
   const double dc = s->dc, dc2 = s->dc2;
   const float *x = s->x, *xs = s->xs;
@@ -323,8 +342,8 @@ void dpc_delta_by_leaf(dpc_state *s) {
   double *delta2 = s->delta2;
   unsigned char *global = s->global;
   long *work = s->work;
-  leaf_lists(s);
-  int *lndense = dense_lists(s);
+  int *lndense = leaf_lists(s) == 0 ? dense_lists(s) : NULL;
+  if (!lndense) return -1;
   const int *lctr = s->lctr, *lnear = s->lnear;
   const double *lrad = s->lrad;
   const long *lnoff = s->lnoff;
@@ -402,4 +421,5 @@ void dpc_delta_by_leaf(dpc_state *s) {
   DEV_EXIT(map(delete : lndense[0 : nleaves]))
   free(lndense);
   dpc_leaf_free(s);
+  return 0;
 }

@@ -352,9 +352,9 @@ struct dpc_state {
  * dpc_delta_by_leaf: dep, delta2 and the global flags of every point from scratch (keys and the
  * tree's density maxima set). Both compute the leaf balls and candidate lists when they are not
  * there yet; dpc_delta_by_leaf releases them at its end, dpc_leaf_free otherwise (nothing when
- * there are none). */
-void dpc_rho_by_leaf(dpc_state *s);
-void dpc_delta_by_leaf(dpc_state *s);
+ * there are none). Both return 0, or -1 with a pc_fail message (memory for the lists). */
+int dpc_rho_by_leaf(dpc_state *s);
+int dpc_delta_by_leaf(dpc_state *s);
 void dpc_leaf_free(dpc_state *s);
 
 #endif

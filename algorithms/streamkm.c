@@ -269,7 +269,9 @@ int skm_assign(const pc_stream *src, const float *centres, int k, size_t chunk_s
     /* device: xt[rows * d] this chunk's points (dimension-major). */
     DEV_ENTER(map(to : xt[0 : rows * d]))
     skm_nearest_centre(xt, rows, d, centres, k, chunk_labels, dist);
-    *cost += pc_exclusive_scan_f64(dist, rows);
+    const double chunk_cost = pc_exclusive_scan_f64(dist, rows);
+    if (isnan(chunk_cost)) rc = -1; /* no memory for the sum */
+    *cost += chunk_cost;
     DEV_UPDATE(from(chunk_labels[0 : rows]))
     DEV_EXIT(map(delete : xt[0 : rows * d]))
     if (labels) memcpy(labels + first, chunk_labels, rows * sizeof *labels);

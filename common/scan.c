@@ -3,14 +3,17 @@
 #include "par.h"
 #include "util.h"
 
+#include <math.h>
 #include <stdlib.h>
 
-/* One definition for each element type (the algorithm is the same; only the type differs).
+/* One definition for each element type (the algorithm is the same; only the type differs), and
+ * what it returns when its block sums cannot be allocated (`failed`).
  * device: a[n] (present, the caller's), sums[blocks + 1] the blocks' totals. */
-#define PC_DEFINE_EXCLUSIVE_SCAN(name, type)                                                     \
+#define PC_DEFINE_EXCLUSIVE_SCAN(name, type, failed)                                             \
   type name(type *a, size_t n) {                                                                 \
     const size_t blocks = (n + PC_SCAN_BLOCK - 1) / PC_SCAN_BLOCK;                               \
-    type *sums = pc_xalloc(blocks + 1, sizeof *sums, "scan block sums");                        \
+    type *sums = pc_try_alloc(blocks + 1, sizeof *sums, "scan block sums");                     \
+    if (!sums) return failed;                                                                    \
     DEV_ENTER(map(alloc : sums[0 : blocks + 1]))                                                 \
     PAR_FOR()                                                                                    \
     for (size_t b = 0; b < blocks; b++) {                                                        \
@@ -42,5 +45,5 @@
     return total;                                                                                \
   }
 
-PC_DEFINE_EXCLUSIVE_SCAN(pc_exclusive_scan, long)
-PC_DEFINE_EXCLUSIVE_SCAN(pc_exclusive_scan_f64, double)
+PC_DEFINE_EXCLUSIVE_SCAN(pc_exclusive_scan, long, -1)
+PC_DEFINE_EXCLUSIVE_SCAN(pc_exclusive_scan_f64, double, NAN)

@@ -4,7 +4,8 @@
 
 #include <stddef.h>
 
-/* Replace a[0..n) by its exclusive prefix sums and return the total. In the gpu variant a must
+/* Replace a[0..n) by its exclusive prefix sums and return the total, or -1 (NAN) with a
+ * pc_fail message, a untouched, when the block sums cannot be allocated. In the gpu variant a must
  * be present on the device (DEV_ENTER); the scan runs there. Blocks of PC_SCAN_BLOCK are summed
  * in parallel, the block sums scanned serially, then added back in parallel. The order of the
  * additions depends only on n, never on the number of threads, so the double version gives the
