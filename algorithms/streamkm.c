@@ -209,11 +209,8 @@ int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_
   if (rc == 0 && union_size < (size_t)k)
     rc = pc_fail("streaming k-means: the chunks kept %zu weighted points, fewer than k = %d (the data has fewer than k "
                  "distinct points)", union_size, k);
-  if (rc == 0 && kmpp_seed(union_x, union_w, union_size, d, k, params->seed, params->kernels, union_pick) != 0) {
-    char why[256];
-    snprintf(why, sizeof why, "%s", pc_last_error());
-    rc = pc_fail("streaming k-means on the weighted union of %zu points: %s", union_size, why);
-  }
+  if (rc == 0 && kmpp_seed(union_x, union_w, union_size, d, k, params->seed, params->kernels, union_pick) != 0)
+    rc = pc_fail_context("streaming k-means on the weighted union of %zu points", union_size);
   if (rc == 0)
     for (int c = 0; c < k; c++) memcpy(centres + (size_t)c * d, union_x + union_pick[c] * d, d * sizeof(float));
   result->total_s = pc_now() - t_start;

@@ -27,6 +27,17 @@ int pc_fail(const char *fmt, ...) {
 
 const char *pc_last_error(void) { return last_error[0] ? last_error : "unknown error"; }
 
+int pc_fail_context(const char *fmt, ...) {
+  char context[256], message[sizeof last_error];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(context, sizeof context, fmt, ap);
+  va_end(ap);
+  snprintf(message, sizeof message, "%s", pc_last_error());
+  snprintf(last_error, sizeof last_error, "%s: %s", context, message);
+  return -1;
+}
+
 int pc_last_error_out_of_memory(void) { return last_error_out_of_memory; }
 
 int pc_fail_out_of_memory(const char *what) {

@@ -24,6 +24,9 @@ enum {
  * calling thread's own (thread-local storage). */
 int pc_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *pc_last_error(void);
+/* Puts "<context>: " before the last message, which stays an out-of-memory one if it was one
+ * (a caller's context for a callee's failure). Returns -1. */
+int pc_fail_context(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* 1 when the last pc_fail message of this thread was pc_try_alloc's (memory could not be had),
  * so that the library API can tell out-of-memory from other failures. */
 int pc_last_error_out_of_memory(void);

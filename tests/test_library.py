@@ -2,7 +2,8 @@
 temporary prefix, then C programs built against the INSTALLED header and library through
 pkg-config: tests/library_example.c must give the CLI's labels (k-means with random initial
 rows, DBSCAN, density peaks), and tests/library_errors.c must get a status code and a message
-for every bad argument, never an exit or a crash. The gpu variant runs with allow-host (its
+for every bad argument, never an exit or a crash, and tests/library_memory.c the same when
+memory runs out. The gpu variant runs with allow-host (its
 host fallback) unless PRAGMACLUST_REQUIRE_GPU=1."""
 import os
 import shutil
@@ -101,6 +102,19 @@ def test_bad_arguments_return_codes_and_messages(variant, prefix, tmp_path):
     rc, out, err = run([exe] + host_args(variant), timeout=300)
     assert rc == 0 and out.rstrip().endswith("ok"), f"library_errors ({variant}) exit {rc}\n{out}\n{err}"
     assert "pragmaclust: error" not in err  # nothing printed by the library itself
+
+
+@pytest.mark.parametrize("variant", ("seq", "omp"))
+def test_out_of_memory_is_a_code_at_every_depth(variant, prefix, tmp_path):
+    """tests/library_memory.c: DBSCAN (both methods), density peaks (per-leaf searches), k-means++
+    and streamkm under address-space limits that make allocations fail at every depth: each call
+    returns OK with the unlimited run's labels or OUT_OF_MEMORY with a message, and the sweep
+    crosses from one to the other. (The gpu library is left out: the offload runtime's own
+    allocations are not the library's to report.)"""
+    exe = compile_client(prefix, variant, "library_memory.c", tmp_path / "memory")
+    rc, out, err = run([exe], timeout=600)
+    assert rc == 0 and out.rstrip().endswith("ok"), f"library_memory ({variant}) exit {rc}\n{out}\n{err}"
+    assert "pragmaclust: error" not in err
 
 
 def test_pkg_config_names_the_variant_flags(prefix):
