@@ -23,9 +23,17 @@ CFLAGS_gpu  := -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda --offload-arch=$(GP
                --cuda-path=$(CUDA_PATH)
 LDFLAGS_gpu := $(CFLAGS_gpu) -L$(LLVM_LIB) -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib:$(LLVM_LIB)'
 GPU_SUPPORTED := yes
+GPU_TOOLCHAIN_CHECK = variants/check-toolchain.sh "$(CC)" "$(CUDA_PATH)" "$(LLVM_LIB)" "$(GPU_ARCH)"
 
 # The tuned kernels each variant links (the seam: algorithms/kmeans_tuned.h); every other
 # variant gets the portable loops only.
 TUNED_seq := algorithms/kmeans_assign_cpu.c
 TUNED_omp := algorithms/kmeans_assign_cpu.c
 TUNED_gpu := algorithms/kmeans_assign_gpu.c algorithms/kmeanspp_gpu.c
+
+# make bundle: the three programs with the LLVM OpenMP runtime (libomp, libomptarget and their
+# dependencies), in bin/ and lib/ at the archive's top.
+BUNDLE          := dist/pragmaclust-bundle.tar.xz
+BUNDLE_FOLDER   := .
+BUNDLE_PROGRAMS  = $(foreach v,$(ALL_VARIANTS),bin/pragmaclust-$(v))
+BUNDLE_RUNTIME  := $(LLVM_LIB)/libomptarget.so.$(LLVM_VERSION).1 $(LLVM_LIB)/libomp.so.5
