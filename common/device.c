@@ -66,7 +66,7 @@ static void cuda_prepare_contexts(void) {
     int dev;
     void *ctx;
     if (cu_get(&dev, ordinal) != 0) continue;
-    (void)cu_flags(dev, flags); /* fails only when the context is already active: its flags stay */
+    (void)cu_flags(dev, flags);
     if (cu_retain(&ctx, dev) == 0 && ordinal == default_device) (void)cu_set_current(ctx);
   }
 }
@@ -120,7 +120,7 @@ void *pc_try_alloc_staging(size_t count, size_t size, const char *what) {
     size_t bytes = 0;
     if (pc_mul_size(count, size, &bytes, what) != 0) return NULL;
     void *p = omp_alloc(bytes ? bytes : 1, staging_allocator());
-    if (!p) pc_fail("%s: cannot allocate %zu bytes of page-locked host memory", what, bytes);
+    if (!p) pc_fail("%s: cannot allocate %zu bytes of staging memory", what, bytes);
     return p;
   }
 #endif
