@@ -793,7 +793,8 @@ def test_sums_keep_centroids_accurate_at_every_scale(variant, work):
 def test_tuned_and_portable_kernels_give_the_same_result(variant, work, distance, extra):
     """Both --kernels modes: the same labels, centroids and iterations, on uniform data (near-ties
     abound) and at a d where the CPU's blocked loop takes several chunks; and the report names
-    the kernels that ran (on a GPU the tuned ones, on the host those of its variant)."""
+    the kernels that ran (on a GPU the tuned ones, on the host those of its variant; the portable
+    ones in a build without tuned kernels, GCC's gpu build)."""
     for gen, k in (("gen:uniform:n=3000,d=5,seed=3", 19), ("gen:blobs:n=2000,d=300,centers=9,seed=4", 40)):
         out = {}
         for mode in ("tuned", "portable"):

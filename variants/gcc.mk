@@ -1,8 +1,9 @@
 # variants/gcc.mk - flags of the three variants with GCC (TOOLCHAIN=gcc).
 # Included by the Makefile; everything here can be overridden on the make command line.
-# GCC builds the portable paths only: the tuned kernels use LLVM's extensions (gpu) or are left
-# to clang (TUNED_<variant> below), so its gpu variant runs the standard OpenMP loops of the
-# algorithms' main files, through libgomp's nvptx plugin.
+# GCC builds the three variants from the same sources: seq and omp with the CPU's tuned assign
+# loop, gpu with the portable paths only (the tuned GPU kernels use LLVM's extensions), so that
+# its gpu variant runs the standard OpenMP loops of the algorithms' main files on the GPU,
+# through libgomp's nvptx plugin.
 
 CC          := $(if $(filter default,$(origin CC)),gcc,$(CC))
 # GCC contracts a * b + c into a fused multiply-add across statements by default (GNU modes):
