@@ -1,6 +1,6 @@
 # pragmaclust - one source, three variants (seq, omp, gpu). The control panel:
 VARIANT       ?= all            # seq | omp | gpu | all
-TOOLCHAIN     ?= clang          # clang (all variants) | gcc (seq and omp only)
+TOOLCHAIN     ?= clang          # clang (all variants, tuned kernels) | gcc (all variants, portable loops on the GPU)
 LLVM_VERSION  ?= 19
 GPU_ARCH      ?= sm_90          # NVIDIA architecture of the gpu variant (sm_80 = A100, sm_90 = H100/H200)
 TOOLCHAIN_DIR ?= .toolchain     # where `make toolchain` puts CUDA 11.8's ptxas
@@ -34,7 +34,7 @@ include variants/$(TOOLCHAIN).mk
 ALL_VARIANTS := seq omp $(if $(filter yes,$(GPU_SUPPORTED)),gpu)
 VARIANTS     := $(if $(filter all,$(VARIANT)),$(ALL_VARIANTS),$(VARIANT))
 $(foreach v,$(VARIANTS),$(if $(filter seq omp gpu,$(v)),,$(error VARIANT must be seq, omp, gpu or all, not '$(v)')))
-$(if $(and $(filter gpu,$(VARIANTS)),$(filter-out yes,$(GPU_SUPPORTED))),$(error the gpu variant needs TOOLCHAIN=clang))
+$(if $(and $(filter gpu,$(VARIANTS)),$(filter-out yes,$(GPU_SUPPORTED))),$(error TOOLCHAIN=$(TOOLCHAIN) has no gpu variant))
 
 WARNINGS := -Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion
 # -fPIC: the same objects make the static and the shared library (and the PIE programs). KNOBS:
@@ -106,9 +106,10 @@ FORCE:
 bin:
 	@mkdir -p $@
 
-# The gpu variant is refused with a fix when its toolchain would make images the runtime rejects.
-build/gpu/toolchain.ok: variants/check-toolchain.sh | build/gpu
-	@variants/check-toolchain.sh "$(CC)" "$(CUDA_PATH)" "$(LLVM_LIB)" "$(GPU_ARCH)"
+# The gpu variant is refused with a fix when its toolchain lacks the offload compiler or would
+# make images the runtime rejects (GPU_TOOLCHAIN_CHECK in variants/$(TOOLCHAIN).mk).
+build/gpu/toolchain.ok: variants/check-toolchain.sh variants/$(TOOLCHAIN).mk | build/gpu
+	@$(GPU_TOOLCHAIN_CHECK)
 	@touch $@
 
 # AddressSanitizer + UndefinedBehaviorSanitizer build of the seq variant (used by make test).
@@ -149,7 +150,7 @@ info:
 	@echo "[settings] TOOLCHAIN=$(TOOLCHAIN) GPU_ARCH=$(GPU_ARCH) CUDA_PATH=$(CUDA_PATH) HOST_ARCH=$(HOST_ARCH) DATA_DIR=$(DATA_DIR)"
 
 toolchain:
-	@variants/install-toolchain.sh "$(TOOLCHAIN_DIR)"
+	@variants/install-toolchain.sh $(if $(filter gcc,$(TOOLCHAIN)),--gcc) "$(TOOLCHAIN_DIR)"
 
 test-deps:
 	@variants/install-toolchain.sh --tests "$(TOOLCHAIN_DIR)"
@@ -226,9 +227,11 @@ datasets-verify:
 tables:
 	@$(PYTHON) experiments/run.py --tables-only --scale $(SCALE) --results "$(RESULTS)"
 
-# Relocatable archive of all three programs plus the LLVM offload runtime they need.
-bundle: build
-	@variants/bundle.sh "$(LLVM_LIB)" dist/pragmaclust-bundle.tar.xz $(foreach v,$(ALL_VARIANTS),bin/pragmaclust-$(v))
+# Relocatable archive of the toolchain's programs plus the OpenMP offload runtime they need
+# (BUNDLE* in variants/$(TOOLCHAIN).mk): clang's three programs in dist/pragmaclust-bundle.tar.xz,
+# GCC's gpu program in dist/pragmaclust-gcc-bundle.tar.xz (folder gcc/).
+bundle: $(BUNDLE_PROGRAMS)
+	@variants/bundle.sh $(BUNDLE) "$(BUNDLE_FOLDER)" $(BUNDLE_RUNTIME) -- $(BUNDLE_PROGRAMS)
 
 clean:
 	rm -rf build bin lib dist

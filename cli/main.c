@@ -6,6 +6,8 @@
 #include "cli.h"
 #include "commands.h"
 #include "device.h"
+#include "kmeans_tuned.h"
+#include "kmeanspp_tuned.h"
 #include "knobs.h"
 #include "report.h"
 #include "util.h"
@@ -31,7 +33,8 @@ static const char usage[] =
 static const char info_usage[] =
     "usage: {prog} info [--require-gpu]\n"
     "Prints the variant, compiler, flags, commit and version of this build, the host threads and\n"
-    "the OpenMP devices it sees, where its kernels run, and its tuning knobs.\n"
+    "the OpenMP devices it sees, where its kernels run, which tuned kernels it has, and its tuning\n"
+    "knobs.\n"
     "  --require-gpu  exit with status 3 when the gpu variant finds no usable GPU\n";
 
 /* The usage, then the build in one line. */
@@ -65,6 +68,13 @@ int pc_cmd_info(int argc, char **argv) {
   printf("host threads:   %d\n", dev.threads);
   printf("openmp devices: %d\n", pc_device_count());
   printf("kernels run on: %s\n", dev.where);
+  const km_tuned_kernels *assign = km_tuned();
+  const kmpp_tuned_kernels *sampling = kmpp_tuned();
+  if (assign || sampling)
+    printf("tuned kernels:  k-means assign: %s; k-means++ sampling: %s\n", assign ? assign->name : "none",
+           sampling ? sampling->name : "none");
+  else
+    printf("tuned kernels:  none (--kernels tuned runs the portable loops)\n");
   if (dev.multiprocessors) printf("multiprocessors: %d\n", dev.multiprocessors);
   size_t count;
   const pc_knob *const *knobs = pc_knobs(&count);

@@ -50,29 +50,51 @@ static int cuda_multiprocessors(int ordinal) {
   return count > 0 ? count : 0;
 }
 
-/* Host waits for the GPU spin instead of sleeping. LLVM 19's CUDA plugin gives the primary
- * context CU_CTX_SCHED_BLOCKING_SYNC when it is the one to activate it, so the end of every
- * synchronous target region put the host thread to sleep and woke it again, which costs more
- * than many kernels take (docs/performance.md). It leaves the flags of a context that is
- * already active alone, so this activates every device's primary context first, with
- * CU_CTX_SCHED_SPIN (kept until exit). PRAGMACLUST_GPU_WAIT=blocking keeps the plugin's choice. */
-static void cuda_spin_waits(void) {
+/* Every device's primary context, active before the OpenMP runtime opens a device, and the
+ * default device's current on this thread. Two reasons:
+ *  - Host waits for the GPU spin instead of sleeping. LLVM 19's CUDA plugin gives the primary
+ *    context CU_CTX_SCHED_BLOCKING_SYNC when it is the one to activate it, so the end of every
+ *    synchronous target region puts the host thread to sleep and wakes it again, which can take
+ *    longer than the kernel did. It leaves the flags of a context that is already active alone,
+ *    so this activates them first, with CU_CTX_SCHED_SPIN (kept until exit);
+ *    PRAGMACLUST_GPU_WAIT=blocking gives them CU_CTX_SCHED_BLOCKING_SYNC, the plugin's choice.
+ *  - One context for OpenMP and cuBLAS (kmeans_gemm.c, which works in the primary context).
+ *    LLVM's plugin always uses the primary context; GCC's libgomp adopts the context current on
+ *    the thread that opens the device and creates a context of its own only when none is. */
+static void cuda_prepare_contexts(void) {
   const char *wait = getenv("PRAGMACLUST_GPU_WAIT");
-  if (wait && !strcmp(wait, "blocking")) return;
+  const unsigned flags = wait && !strcmp(wait, "blocking") ? 0x04 /* CU_CTX_SCHED_BLOCKING_SYNC */
+                                                            : 0x01 /* CU_CTX_SCHED_SPIN */;
   void *lib = pc_cuda_driver();
   if (!lib) return;
   int (*cu_count)(int *) = (int (*)(int *))dlsym(lib, "cuDeviceGetCount");
   int (*cu_get)(int *, int) = (int (*)(int *, int))dlsym(lib, "cuDeviceGet");
   int (*cu_flags)(int, unsigned) = (int (*)(int, unsigned))dlsym(lib, "cuDevicePrimaryCtxSetFlags_v2");
   int (*cu_retain)(void **, int) = (int (*)(void **, int))dlsym(lib, "cuDevicePrimaryCtxRetain");
+  int (*cu_set_current)(void *) = (int (*)(void *))dlsym(lib, "cuCtxSetCurrent");
   int count = 0;
-  if (!cu_count || !cu_get || !cu_flags || !cu_retain || cu_count(&count) != 0) return;
+  if (!cu_count || !cu_get || !cu_flags || !cu_retain || !cu_set_current || cu_count(&count) != 0) return;
+  const int default_device = omp_get_default_device();
   for (int ordinal = 0; ordinal < count; ordinal++) {
     int dev;
     void *ctx;
-    if (cu_get(&dev, ordinal) == 0 && cu_flags(dev, 0x01 /* CU_CTX_SCHED_SPIN */) == 0) cu_retain(&ctx, dev);
+    if (cu_get(&dev, ordinal) != 0) continue;
+    (void)cu_flags(dev, flags);
+    if (cu_retain(&ctx, dev) == 0 && ordinal == default_device) (void)cu_set_current(ctx);
   }
 }
+
+/* What pc_device_init's messages tell to check, in the terms of the offload runtime this build
+ * links: LLVM's libomptarget (clang) or GCC's libgomp, which loads its plugin by name through
+ * the loader's search path (the program's rpath included). */
+#if defined(__clang__)
+#define OFFLOAD_NO_DEVICE_CAUSES "no NVIDIA driver/libcuda"
+#define OFFLOAD_REJECTED_CAUSES                                                                                        \
+  "built with ptxas >= 12.8 for LLVM < 21? rebuild with `make toolchain`; LIBOMPTARGET_INFO=16 shows why"
+#else
+#define OFFLOAD_NO_DEVICE_CAUSES "no NVIDIA driver/libcuda, or libgomp-plugin-nvptx.so.1 not on the loader's path"
+#define OFFLOAD_REJECTED_CAUSES "GOMP_DEBUG=1 shows why"
+#endif
 #endif
 
 /* par.h's tuning knobs. */
@@ -82,6 +104,22 @@ PC_KNOB(PC_GPU_REDUCTION_TEAMS)
 const char *const pc_kernels_names[2] = {"tuned", "portable"};
 
 static int offloading;
+
+#if defined(PC_VARIANT_GPU)
+/* The allocator of staging memory while offloading: OpenMP's pinned (page-locked) trait, which
+ * LLVM's runtime serves by registering the pages with the device's driver. A runtime that has no
+ * pinned memory (GCC 12's libgomp) gives omp_null_allocator for it; the default allocator then
+ * serves, and copies go through the driver's own staging buffers instead of by DMA. */
+static omp_allocator_handle_t staging_allocator(void) {
+  static omp_allocator_handle_t allocator = omp_null_allocator;
+  if (allocator == omp_null_allocator) {
+    omp_alloctrait_t pinned[] = {{omp_atk_pinned, omp_atv_true}, {omp_atk_fallback, omp_atv_null_fb}};
+    allocator = omp_init_allocator(omp_default_mem_space, 2, pinned);
+    if (allocator == omp_null_allocator) allocator = omp_default_mem_alloc;
+  }
+  return allocator;
+}
+#endif
 
 int pc_reduction_teams(size_t n) {
   if (!offloading) return 1;
@@ -102,8 +140,8 @@ void *pc_try_alloc_staging(size_t count, size_t size, const char *what) {
   if (offloading) {
     size_t bytes = 0;
     if (pc_mul_size(count, size, &bytes, what) != 0) return NULL;
-    void *p = omp_alloc(bytes ? bytes : 1, llvm_omp_target_host_mem_alloc);
-    if (!p) pc_fail("%s: cannot allocate %zu bytes of page-locked host memory", what, bytes);
+    void *p = omp_alloc(bytes ? bytes : 1, staging_allocator());
+    if (!p) pc_fail("%s: cannot allocate %zu bytes of staging memory", what, bytes);
     return p;
   }
 #endif
@@ -113,7 +151,7 @@ void *pc_try_alloc_staging(size_t count, size_t size, const char *what) {
 void pc_free_staging(void *p) {
 #if defined(PC_VARIANT_GPU)
   if (offloading) {
-    omp_free(p, llvm_omp_target_host_mem_alloc);
+    omp_free(p, staging_allocator());
     return;
   }
 #endif
@@ -144,10 +182,10 @@ int pc_device_try_init(int allow_host, int threads, pc_device_info *info) {
   snprintf(info->where, sizeof info->where, "host, %d OpenMP threads", info->threads);
 #else
   double t0 = pc_now();
-  cuda_spin_waits(); /* before the OpenMP runtime touches a device */
+  cuda_prepare_contexts(); /* before the OpenMP runtime opens a device */
   int on_host = 1, devices = omp_get_num_devices();
   if (devices > 0) {
-    /* The probe: if the device image was rejected, libomptarget runs this on the host. */
+    /* The probe: where the device image was rejected, the runtime runs this on the host. */
 #pragma omp target map(from : on_host)
     on_host = omp_is_initial_device();
   }
@@ -166,12 +204,12 @@ int pc_device_try_init(int allow_host, int threads, pc_device_info *info) {
       return pc_fail("gpu variant: OMP_TARGET_OFFLOAD=DISABLED keeps the kernels on the host; unset it, or pass "
                      "--allow-host to run this build on the host");
     if (devices == 0)
-      return pc_fail("gpu variant: no GPU is visible to the OpenMP runtime (no NVIDIA driver/libcuda, or "
-                     "OMP_TARGET_OFFLOAD=DISABLED); pass --allow-host to run this build on the host");
-    return pc_fail("gpu variant: %d device(s) found but the kernels ran on the host: the device image was "
-                   "rejected (built with ptxas >= 12.8 for LLVM < 21? rebuild with `make toolchain`; "
-                   "LIBOMPTARGET_INFO=16 shows why), or pass --allow-host to run on the host",
-                   devices);
+      return pc_fail("gpu variant: no GPU is visible to the OpenMP runtime (%s); pass --allow-host to run this build "
+                     "on the host",
+                     OFFLOAD_NO_DEVICE_CAUSES);
+    return pc_fail("gpu variant: %d device(s) found but the kernels ran on the host: the device image was rejected "
+                   "(%s), or pass --allow-host to run on the host",
+                   devices, OFFLOAD_REJECTED_CAUSES);
   }
   info->host_fallback = 1;
   omp_set_default_device(omp_get_initial_device());

@@ -54,9 +54,9 @@ int pc_device_multiprocessors(void);
 int pc_offloading(void);
 
 /* Host memory for data copied to the device again and again (a stream's chunks): page-locked
- * when target regions run on a GPU, so that copies go by DMA at the link's speed, else ordinary
- * memory (as pc_try_alloc). Released by pc_free_staging; both must be called after
- * pc_device_init. */
+ * when target regions run on a GPU and the OpenMP runtime has pinned memory (LLVM's; not GCC 12's
+ * libgomp), so that copies go by DMA at the link's speed, else ordinary memory (as pc_try_alloc).
+ * Released by pc_free_staging; both must be called after pc_device_init, from one thread. */
 void *pc_try_alloc_staging(size_t count, size_t size, const char *what);
 void pc_free_staging(void *p);
 

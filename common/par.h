@@ -22,9 +22,9 @@
  *   DEV_ENTER(c)          (nothing)  (nothing)                  omp target enter data c
  *   DEV_UPDATE(c)         (nothing)  (nothing)                  omp target update c
  *   DEV_EXIT(c)           (nothing)  (nothing)                  omp target exit data c
- *   DEV_FUNCS_BEGIN/END   (nothing)  (nothing)                  omp begin/end declare target
+ *   DEV_FUNCS_BEGIN/END   (nothing)  (nothing)                  omp declare target / omp end declare target
  *   TEAM_LOCAL(v)         (nothing)  (nothing)                  omp allocate(v) allocator(omp_pteam_mem_alloc)
- *                                                               (device pass only; see below)
+ *                                                               (clang's device pass only; see below)
  *
  * Clause bundles that many loops share (defined at the end of this file; nothing in seq and omp):
  *   GPU_THREADS               gpu: thread_limit(PC_GPU_THREADS)
@@ -104,15 +104,18 @@
 #define DEV_ENTER(...) PC_PRAGMA(omp target enter data __VA_ARGS__)
 #define DEV_UPDATE(...) PC_PRAGMA(omp target update __VA_ARGS__)
 #define DEV_EXIT(...) PC_PRAGMA(omp target exit data __VA_ARGS__)
-#define DEV_FUNCS_BEGIN PC_PRAGMA(omp begin declare target)
+#define DEV_FUNCS_BEGIN PC_PRAGMA(omp declare target)
 #define DEV_FUNCS_END PC_PRAGMA(omp end declare target)
 #endif
 
 /* Team-local arrays. TEAM_LOCAL(v), right after an array v is declared in a PAR_TEAMS_FOR body,
  * puts v in the team's shared memory on the GPU: its threads (TEAM_PAR_FOR) share it, each team
- * has its own. Elsewhere v is an ordinary local array: in the host programs an iteration of
- * PAR_TEAMS_FOR is one thread's, and on the gpu program's host fallback its team is a host
- * thread team, which shares it as well (the host runtime has no team memory to put it in). */
+ * has its own. It only says where v lives, never who shares it: elsewhere v is an ordinary local
+ * array, which OpenMP's data-sharing rules give the same sharing. In the host programs an
+ * iteration of PAR_TEAMS_FOR is one thread's; on the gpu program's host fallback its team is a
+ * host thread team (the host runtime has no team memory to put v in); in GCC's device code, whose
+ * GCC 12 has no `omp allocate` directive, v lives on the team's stack in global memory, which
+ * its threads share. (__NVPTX__ is clang's device pass; GCC's defines __nvptx__.) */
 #if defined(PC_VARIANT_GPU) && defined(__NVPTX__)
 #include <omp.h> /* omp_pteam_mem_alloc */
 #define TEAM_LOCAL(var) PC_PRAGMA(omp allocate(var) allocator(omp_pteam_mem_alloc))

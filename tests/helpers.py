@@ -41,6 +41,24 @@ def run(cmd, timeout=60, env=None, cwd=None):
     return p.returncode, p.stdout, p.stderr
 
 
+_TUNED_KERNELS = {}
+
+
+def tuned_kernels(path):
+    """What `PROGRAM info` says of its tuned kernels (the seams kmeans_tuned.h, kmeanspp_tuned.h):
+    "none ..." for a build with the portable loops only (GCC's gpu build)."""
+    path = str(path)
+    if path not in _TUNED_KERNELS:
+        _, out, _ = run([path, "info"])
+        lines = [line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("tuned kernels:")]
+        _TUNED_KERNELS[path] = lines[0] if lines else ""
+    return _TUNED_KERNELS[path]
+
+
+def has_tuned_kernels(binary):
+    return not tuned_kernels(binary.path).startswith("none")
+
+
 class Binary:
     """One pragmaclust program. `extra` options are added right after the subcommand of every
     kmeans, dbscan, streamkm or dpc call (the gpu variant gets --allow-host on a GPU-less machine)."""

@@ -2,6 +2,7 @@
 seq program links no OpenMP runtime, `make info` reports every variant, and the source layers
 (common <- algorithms <- cli) include nothing from above."""
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -56,9 +57,24 @@ def test_make_info_lists_each_variant():
     assert "--offload-arch=sm_90" in out and "-fopenmp" in out
 
 
+# Small inputs on which the gcc programs must give the clang programs' labels, byte for byte.
+GCC_CASES = {
+    "kmeans": ["kmeans", "gen:blobs:n=3000,d=3,centers=6,std=0.3", "-k", "6"],
+    "kmeans-kmeanspp-dot": ["kmeans", "gen:uniform:n=2000,d=5,seed=3", "-k", "19", "--init", "kmeans++",
+                            "--distance", "dot"],
+    "dbscan": ["dbscan", "gen:blobs:n=3000,d=2,centers=5,std=0.05,noise=0.05", "--eps", "0.05", "--min-pts", "5"],
+    "dpc-point": ["dpc", "gen:blobs:n=3000,d=2,centers=5,std=0.05", "--dc", "0.05", "--peaks", "5"],
+    "dpc-leaf": ["dpc", "gen:blobs:n=3000,d=3,centers=4,std=0.1", "--dc", "0.1", "--peaks", "4", "--rho-search",
+                 "leaf", "--delta-search", "leaf"],
+}
+
+
 @pytest.mark.skipif(not shutil.which("gcc"), reason="gcc not installed")
-def test_gcc_toolchain_builds_the_host_variants(tmp_path):
-    """TOOLCHAIN=gcc builds seq and omp without warnings, and they cluster like the clang build."""
+def test_gcc_toolchain_builds_every_variant(tmp_path):
+    """TOOLCHAIN=gcc builds seq, omp and gpu (GCC's nvptx offload, no tuned kernels) without
+    warnings; they cluster like the clang build (the gpu program on the host, by --allow-host,
+    as CI has no GPU); and its bundle runs the gpu program with the libgomp and nvptx plugin it
+    carries."""
     tree = tmp_path / "tree"
     tree.mkdir()
     for part in ("Makefile", "VERSION", "common", "algorithms", "cli", "variants"):
@@ -67,15 +83,40 @@ def test_gcc_toolchain_builds_the_host_variants(tmp_path):
     proc = subprocess.run(["make", "-j2", "TOOLCHAIN=gcc", "VARIANT=all"], capture_output=True, text=True, cwd=tree)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "warning" not in proc.stderr, proc.stderr[-2000:]
-    assert not (tree / "bin" / "pragmaclust-gpu").exists()
-    labels = {}
-    for name, program in (("gcc", tree / "bin" / "pragmaclust-omp"), ("clang", bin_dir() / "pragmaclust-omp")):
-        out = tmp_path / f"{name}.txt"
-        rc = subprocess.run([str(program), "kmeans", "gen:blobs:n=3000,d=3,centers=6,std=0.3", "-k", "6", "--labels",
-                             str(out), "--quiet"], capture_output=True, text=True).returncode
-        assert rc == 0
-        labels[name] = out.read_text()
-    assert labels["gcc"] == labels["clang"]
+    gcc_gpu = tree / "bin" / "pragmaclust-gpu"
+    info = subprocess.run([str(gcc_gpu), "info"], capture_output=True, text=True).stdout
+    assert "compiler:       gcc" in info and "tuned kernels:  none" in info, info
+    programs = {f"gcc-{v}": tree / "bin" / f"pragmaclust-{v}" for v in ("seq", "omp", "gpu")}
+    programs.update({f"clang-{v}": bin_dir() / f"pragmaclust-{v}" for v in ("seq", "omp", "gpu")
+                     if (bin_dir() / f"pragmaclust-{v}").is_file()})
+    for case, args in GCC_CASES.items():
+        labels = {}
+        for name, program in programs.items():
+            out = tmp_path / f"{case}-{name}.txt"
+            extra = ["--allow-host"] if name.endswith("-gpu") else []
+            proc = subprocess.run([str(program), args[0], *extra, *args[1:], "--labels", str(out), "--quiet"],
+                                  capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="2"))
+            assert proc.returncode == 0, (case, name, proc.stderr)
+            labels[name] = out.read_text()
+        for name in programs:
+            assert labels[name] == labels["clang-seq"], (case, name)
+
+    proc = subprocess.run(["make", "TOOLCHAIN=gcc", "bundle"], capture_output=True, text=True, cwd=tree)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    archive = tree / "dist" / "pragmaclust-gcc-bundle.tar.xz"
+    assert archive.stat().st_size < 60 << 20
+    unpacked = tmp_path / "unpacked"
+    unpacked.mkdir()
+    subprocess.run(["tar", "-xJf", str(archive), "-C", str(unpacked)], check=True)
+    for name in ("bin/pragmaclust-gpu", "lib/libgomp.so.1", "lib/libgomp-plugin-nvptx.so.1"):
+        assert (unpacked / "gcc" / name).is_file(), name
+    # The loader's log: libgomp, and the plugin libgomp opens by name, come from the bundle.
+    proc = subprocess.run([str(unpacked / "gcc" / "bin" / "pragmaclust-gpu"), "info"], capture_output=True, text=True,
+                          env=dict(os.environ, LD_DEBUG="libs"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lib = str(unpacked / "gcc" / "bin" / ".." / "lib")
+    for name in ("libgomp.so.1", "libgomp-plugin-nvptx.so.1"):
+        assert f"calling init: {lib}/{name}" in proc.stderr, name
 
 
 LAYERS = ["common", "algorithms", "cli"]

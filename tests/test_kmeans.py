@@ -11,7 +11,7 @@ import os
 import numpy as np
 import pytest
 
-from helpers import f32, load_labels, load_matrix, load_report, write_points
+from helpers import f32, has_tuned_kernels, load_labels, load_matrix, load_report, write_points
 from reference import lloyd, sq_distances
 
 # ---- helpers ---------------------------------------------------------------------------
@@ -433,6 +433,13 @@ needs_gpu = pytest.mark.skipif(not ON_GPU, reason="cuBLAS runs on a GPU: PRAGMAC
                                "(with libcublas on the loader's path or PRAGMACLUST_CUBLAS set)")
 
 
+def skip_without_tensor_kernel(gpu, distance="dot-3xtf32"):
+    """dot-3xtf32 runs the tensor-core kernel of the tuned GPU file, which a gpu build with the
+    portable loops only (TOOLCHAIN=gcc) lacks: such a build refuses it, and its tests skip."""
+    if distance == "dot-3xtf32" and not has_tuned_kernels(gpu):
+        pytest.skip(f"{gpu.path} has no tuned kernels (a TOOLCHAIN=gcc build): dot-3xtf32 needs the tensor-core kernel")
+
+
 @pytest.mark.parametrize("distance", GPU_ONLY_DISTANCES)
 def test_gemm_refused_by_host_variants(seq, omp, work, distance):
     """seq and omp have no cuBLAS or tensor-core path: exit 2, one line naming the gpu variant, no
@@ -501,6 +508,7 @@ def test_gemm_blobs_match_reference(gpu, work, distance, d, k):
     """Clusters near the origin, centroids started near them: TF32's rounding is far below the
     gaps, so both GEMM forms and the tensor-core kernel give the reference's labels and
     iterations."""
+    skip_without_tensor_kernel(gpu, distance)
     x, init = blobs_near_origin(d + k, 5000, d, k)
     labels, cent, rep = kmeans(gpu, work, write_points(work / "x.txt", x), k, init, "--distance", distance)
     ref_labels, ref_cent, ref_sse, ref_iter, ref_conv = lloyd(x, init)
@@ -520,6 +528,7 @@ def test_gemm_uniform_sse(gpu, work, distance, sse_rtol, min_agreement):
     the reference's labels, SSE within 2.4e-6), so >= 95% of the labels and SSE within 1e-4.
     TF32: a NumPy model of its rounding kept 84% of the labels, so only the final SSE is
     compared, within 1e-3 relative (the model: 5e-5). 3xTF32 is held to float32's bounds."""
+    skip_without_tensor_kernel(gpu, distance)
     rng = np.random.default_rng(256)
     x = f32(rng.random((20000, 256), dtype=np.float32))
     init = x[:64]
@@ -554,6 +563,7 @@ def test_gemm_blocks_match_dot(gpu, work):
 def test_tensor_matches_reference(gpu, work, d, k, origin):
     """The tensor-core kernel on the float32 cases of the dot form and cuBLAS (data far from the
     origin included: the head and tail of each float keep 21 of its bits)."""
+    skip_without_tensor_kernel(gpu)
     x = f32(separated_data(d * 1000 + k, 4 * k, d, k) + origin)
     init = random_rows(x, k, 1)
     labels, cent, rep = kmeans(gpu, work, write_points(work / "x.txt", x), k, init, "--distance", "dot-3xtf32")
@@ -572,6 +582,7 @@ def test_tensor_split_blocks_match_dot(gpu, work, n, d, k):
     merged), n not a multiple of the 128-point block, d not of the 8-feature chunk, k not of
     the 64-centroid block: on well-separated clusters the labels, iterations and SSE of the
     feature-by-feature dot form."""
+    skip_without_tensor_kernel(gpu)
     x, init = blobs_near_origin(n + d + k, n, d, k, std=0.002)
     path, init_path = write_points(work / "x.txt", x), write_points(work / "init.txt", init)
     dot = kmeans(gpu, work, path, k, init_path, "--max-iter", 20, "--distance", "dot", tag="dot")
@@ -782,7 +793,8 @@ def test_sums_keep_centroids_accurate_at_every_scale(variant, work):
 def test_tuned_and_portable_kernels_give_the_same_result(variant, work, distance, extra):
     """Both --kernels modes: the same labels, centroids and iterations, on uniform data (near-ties
     abound) and at a d where the CPU's blocked loop takes several chunks; and the report names
-    the kernels that ran (on a GPU the tuned ones, on the host those of its variant)."""
+    the kernels that ran (on a GPU the tuned ones, on the host those of its variant; the portable
+    ones in a build without tuned kernels, GCC's gpu build)."""
     for gen, k in (("gen:uniform:n=3000,d=5,seed=3", 19), ("gen:blobs:n=2000,d=300,centers=9,seed=4", 40)):
         out = {}
         for mode in ("tuned", "portable"):
@@ -795,7 +807,7 @@ def test_tuned_and_portable_kernels_give_the_same_result(variant, work, distance
             out[mode] = (np.load(work / f"{mode}.npy"), np.load(work / f"{mode}.c.npy"), rep["iterations"],
                          rep["assign_kernels"])
         assert out["portable"][3] == "portable"
-        if variant.name != "gpu" or ON_GPU:
+        if has_tuned_kernels(variant) and (variant.name != "gpu" or ON_GPU):
             assert out["tuned"][3] != "portable"  # a build with tuned kernels ran them
         np.testing.assert_array_equal(out["tuned"][0], out["portable"][0])
         np.testing.assert_array_equal(out["tuned"][1], out["portable"][1])

@@ -23,6 +23,7 @@ CFLAGS_gpu  := -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda --offload-arch=$(GP
                --cuda-path=$(CUDA_PATH)
 LDFLAGS_gpu := $(CFLAGS_gpu) -L$(LLVM_LIB) -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib:$(LLVM_LIB)'
 GPU_SUPPORTED := yes
+GPU_TOOLCHAIN_CHECK = variants/check-toolchain.sh "$(CC)" "$(CUDA_PATH)" "$(LLVM_LIB)" "$(GPU_ARCH)"
 
 # What a program linked with the installed library needs besides -lpragmaclust-<v> and -lm (the
 # pkg-config files' Libs): the OpenMP runtime, and for gpu clang's offload link (the device code
@@ -37,3 +38,10 @@ PKG_LIBS_gpu := -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda --offload-arch=$(G
 TUNED_seq := algorithms/kmeans_assign_cpu.c
 TUNED_omp := algorithms/kmeans_assign_cpu.c
 TUNED_gpu := algorithms/kmeans_assign_gpu.c algorithms/kmeanspp_gpu.c
+
+# make bundle: the three programs with the LLVM OpenMP runtime (libomp, libomptarget and their
+# dependencies), in bin/ and lib/ at the archive's top.
+BUNDLE          := dist/pragmaclust-bundle.tar.xz
+BUNDLE_FOLDER   := .
+BUNDLE_PROGRAMS  = $(foreach v,$(ALL_VARIANTS),bin/pragmaclust-$(v))
+BUNDLE_RUNTIME  := $(LLVM_LIB)/libomptarget.so.$(LLVM_VERSION).1 $(LLVM_LIB)/libomp.so.5
