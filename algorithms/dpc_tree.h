@@ -38,18 +38,16 @@
 
 DEV_FUNCS_BEGIN
 
-/* Squared distance: each square rounded to double, then added in dimension order. Contraction
- * into fused multiply-adds is off (and the product is its own statement), so every variant, the
- * GPU included, and the NumPy reference round the same way. */
+/* Squared distance: each square rounded to double, then added in dimension order, so that every
+ * variant, the GPU included, and the NumPy reference round the same way. The square is
+ * fma(diff, diff, 0), which is diff * diff rounded once, written so that no compiler or PTX
+ * assembler can fuse it into the addition: a plain product can be (GCC 12's nvptx code leaves
+ * mul and add without a rounding mode, which lets the driver's JIT contract them). */
 static inline double dpc_d2(const float *a, const float *b, size_t d) {
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#endif
   double s = 0.0;
   for (size_t j = 0; j < d; j++) {
     const double diff = (double)a[j] - (double)b[j];
-    const double sq = diff * diff;
-    s += sq;
+    s += fma(diff, diff, 0.0);
   }
   return s;
 }

@@ -28,13 +28,16 @@ int pc_fail(const char *fmt, ...) {
 const char *pc_last_error(void) { return last_error[0] ? last_error : "unknown error"; }
 
 int pc_fail_context(const char *fmt, ...) {
-  char context[256], message[sizeof last_error];
+  char message[sizeof last_error];
+  snprintf(message, sizeof message, "%s", pc_last_error());
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(context, sizeof context, fmt, ap);
+  const int at = vsnprintf(last_error, sizeof last_error, fmt, ap);
   va_end(ap);
-  snprintf(message, sizeof message, "%s", pc_last_error());
-  snprintf(last_error, sizeof last_error, "%s: %s", context, message);
+  size_t len = at < 0 ? 0 : (size_t)at < sizeof last_error ? (size_t)at : sizeof last_error - 1;
+  for (const char *p = ": "; *p && len + 1 < sizeof last_error; p++) last_error[len++] = *p;
+  for (const char *p = message; *p && len + 1 < sizeof last_error; p++) last_error[len++] = *p; /* as much as fits */
+  last_error[len] = '\0';
   return -1;
 }
 

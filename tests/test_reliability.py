@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from helpers import SANITIZER_MARKERS, bin_dir, listing, load_labels, run, wait_until
+from helpers import REPO_ROOT, SANITIZER_MARKERS, bin_dir, listing, load_labels, run, wait_until
 
 
 def staged_files(folder):
@@ -146,7 +146,7 @@ def test_help_and_version_name_the_program_as_started(all_variants):
         prog = f"pragmaclust-{name}"
         rc, out, err = run([b.path, "--version"])
         assert rc == 0 and err == "" and out.startswith(f"{prog} ") and f"variant {name}" in out, out + err
-        version = (bin_dir().parent / "VERSION").read_text().strip()
+        version = (REPO_ROOT / "VERSION").read_text().strip()
         assert version in out
         rc, out, err = run([b.path, "--help"])
         assert rc == 0 and out.startswith(f"usage: {prog} SUBCOMMAND") and "pragmaclust kmeans" not in out
@@ -161,7 +161,7 @@ def test_help_and_version_name_the_program_as_started(all_variants):
 
 def test_info_reports_the_version(seq):
     rc, out, err = seq.run("info")
-    version = (bin_dir().parent / "VERSION").read_text().strip()
+    version = (REPO_ROOT / "VERSION").read_text().strip()
     assert rc == 0 and f"version:        {version}" in out
 
 

@@ -7,7 +7,8 @@
 
 CC          := $(if $(filter default,$(origin CC)),gcc,$(CC))
 # GCC contracts a * b + c into a fused multiply-add across statements by default (GNU modes):
-# off, as the clang builds have it where results must match a reference to the bit (dpc_d2).
+# off, so that host code rounds as it reads, as clang's does within statements (--check's
+# recomputation, the references the tests compare with).
 CFLAGS_seq  := -Wno-unknown-pragmas -ffp-contract=off
 LDFLAGS_seq :=
 CFLAGS_omp  := -fopenmp -ffp-contract=off
