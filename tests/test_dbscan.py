@@ -246,3 +246,21 @@ def test_gpu_union_find_identical_over_20_runs_at_10m(gpu_direct, omp, work, cas
                                     env={"OMP_TARGET_OFFLOAD": "MANDATORY"})
         assert rc == 0, f"run {run}: {err}"
         np.testing.assert_array_equal(np.load(work / "gpu.npy"), expected, err_msg=f"run {run}")
+
+
+def test_gpu_chains_at_1m_with_the_default_chains(gpu_direct, omp, work):
+    """The chains method at 1M points with its 16384 chains: the device link once made its
+    expansion kernel read shared memory out of bounds and abort here (variants/clang.mk,
+    GPU_LINK_OPTIONS). The labels are the union-find method's on the host, and --check passes."""
+    if os.environ.get("PRAGMACLUST_REQUIRE_GPU") != "1":
+        pytest.skip("a GPU-machine test (PRAGMACLUST_REQUIRE_GPU=1): 1M points, 16384 chains on the GPU")
+    spec = "gen:blobs:n=1000000,d=3,centers=20,std=0.04,box=1,noise=0.05,seed=5"
+    args = ["--eps", "0.01", "--min-pts", 10, "--quiet"]
+    rc, _, err = omp.run("dbscan", spec, *args, "--labels", work / "omp.npy", timeout=600,
+                         env={"OMP_NUM_THREADS": str(os.cpu_count())})
+    assert rc == 0, err
+    rc, _, err = gpu_direct.run("dbscan", spec, *args, "--method", "chains", "--check", "--labels", work / "gpu.npy",
+                                timeout=300, env={"OMP_TARGET_OFFLOAD": "MANDATORY"})
+    assert rc == 0, err
+    np.testing.assert_array_equal(np.load(work / "gpu.npy"), np.load(work / "omp.npy"))
+

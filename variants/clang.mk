@@ -19,9 +19,16 @@ LDFLAGS_omp := -fopenmp -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib:$(LLVM_L
 # $(LLVM_LIB), where Debian's clang does not look by default: compiled file by file instead, each
 # with its own copy of the runtime's bitcode, the tuned k-means kernel (an ompx_bare region) in a
 # file of its own launched and wrote nothing (LLVM 19, H100; cf. llvm-project issue 55943).
+# The whole-program device link lets OpenMPOpt turn DBSCAN's chain-expansion kernel (a team
+# region with parallel loops) into SPMD mode with guarded sequential parts, which read shared
+# memory out of bounds (compute-sanitizer) and abort at 1M points with 16384 chains (LLVM 19):
+# GPU_LINK_OPTIONS keeps every generic-mode kernel generic, as the per-file compiles left them
+# (docs/performance.md: no kernel is slower for it). -Wl,-mllvm reaches the device link; the
+# clang that the link wrapper runs to assemble the result then warns that it did not use it.
 CFLAGS_gpu  := -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda --offload-arch=$(GPU_ARCH) -foffload-lto \
                --cuda-path=$(CUDA_PATH)
-LDFLAGS_gpu := $(CFLAGS_gpu) -L$(LLVM_LIB) -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib:$(LLVM_LIB)'
+GPU_LINK_OPTIONS := -Wl,-mllvm,-openmp-opt-disable-spmdization
+LDFLAGS_gpu := $(CFLAGS_gpu) $(GPU_LINK_OPTIONS) -L$(LLVM_LIB) -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib:$(LLVM_LIB)'
 GPU_SUPPORTED := yes
 GPU_TOOLCHAIN_CHECK = variants/check-toolchain.sh "$(CC)" "$(CUDA_PATH)" "$(LLVM_LIB)" "$(GPU_ARCH)"
 
@@ -31,7 +38,7 @@ GPU_TOOLCHAIN_CHECK = variants/check-toolchain.sh "$(CC)" "$(CUDA_PATH)" "$(LLVM
 PKG_LIBS_seq :=
 PKG_LIBS_omp := -fopenmp -L$(LLVM_LIB) -Wl,-rpath,$(LLVM_LIB)
 PKG_LIBS_gpu := -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda --offload-arch=$(GPU_ARCH) -foffload-lto \
-                --cuda-path=$(abspath $(CUDA_PATH)) -L$(LLVM_LIB) -Wl,-rpath,$(LLVM_LIB)
+                --cuda-path=$(abspath $(CUDA_PATH)) $(GPU_LINK_OPTIONS) -L$(LLVM_LIB) -Wl,-rpath,$(LLVM_LIB)
 
 # The tuned kernels each variant links (the seam: algorithms/kmeans_tuned.h); every other
 # variant gets the portable loops only.
