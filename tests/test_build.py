@@ -68,6 +68,16 @@ GCC_CASES = {
                  "leaf", "--delta-search", "leaf"],
 }
 
+def source_tree(tmp_path):
+    """A copy of what the build needs, in tmp_path/tree, to build there without touching bin/."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for part in ("Makefile", "VERSION", "common", "algorithms", "api", "include", "cli", "variants"):
+        src = REPO_ROOT / part
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tree / part)
+    return tree
+
+
 
 @pytest.mark.skipif(not shutil.which("gcc"), reason="gcc not installed")
 def test_gcc_toolchain_builds_every_variant(tmp_path):
@@ -75,11 +85,7 @@ def test_gcc_toolchain_builds_every_variant(tmp_path):
     warnings; they cluster like the clang build (the gpu program on the host, by --allow-host,
     as CI has no GPU); and its bundle runs the gpu program with the libgomp and nvptx plugin it
     carries."""
-    tree = tmp_path / "tree"
-    tree.mkdir()
-    for part in ("Makefile", "VERSION", "common", "algorithms", "cli", "variants"):
-        src = REPO_ROOT / part
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, tree / part)
+    tree = source_tree(tmp_path)
     proc = subprocess.run(["make", "-j2", "TOOLCHAIN=gcc", "VARIANT=all"], capture_output=True, text=True, cwd=tree)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "warning" not in proc.stderr, proc.stderr[-2000:]
@@ -144,11 +150,7 @@ def test_reports_name_the_knobs_that_differ_from_their_defaults(tmp_path):
     run = ["kmeans", "gen:blobs:n=600,d=3,centers=4,std=0.3", "-k", "4", "--quiet", "--report", "-"]
     normal = subprocess.run([str(bin_dir() / "pragmaclust-seq"), *run], capture_output=True, text=True, check=True)
     assert json.loads(normal.stdout)["knobs"] == {}
-    tree = tmp_path / "tree"
-    tree.mkdir()
-    for part in ("Makefile", "VERSION", "common", "algorithms", "cli", "variants"):
-        src = REPO_ROOT / part
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, tree / part)
+    tree = source_tree(tmp_path)
     proc = subprocess.run(["make", "-j2", "VARIANT=seq", "KNOBS=-DKM_ROWS=4"], capture_output=True, text=True, cwd=tree)
     assert proc.returncode == 0, proc.stderr[-2000:]
     program = str(tree / "bin" / "pragmaclust-seq")
