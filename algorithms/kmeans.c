@@ -1,9 +1,9 @@
 /*
  * kmeans.c - Lloyd's k-means in one source for three variants (see common/par.h).
  *
- * Map of the file: the portable assign step (km_assign_portable), the centroids' tiles and norms
- * (km_prepare), the update step (km_plan_update, km_accumulate, km_finalize), and km_run, the
- * iterations, at the end.
+ * Map of the file: the initial centroids (km_initial_centroids), the portable assign step
+ * (km_assign_portable), the centroids' tiles and norms (km_prepare), the update step
+ * (km_plan_update, km_accumulate, km_finalize), and km_run, the iterations, at the end.
  *
  * Per iteration:
  *  1. assign: each point finds its nearest centroid (squared Euclidean distance, ties to
@@ -42,8 +42,10 @@
 #include "device.h"
 #include "kmeans_gemm.h"
 #include "kmeans_tuned.h"
+#include "kmeanspp.h"
 #include "knobs.h"
 #include "par.h"
+#include "synth.h"
 #include "util.h"
 
 #include <limits.h>
@@ -145,6 +147,18 @@ void km_transpose(const float *x, size_t n, size_t d, float *xt) {
   HOST_PAR_FOR(schedule(static))
   for (size_t i = 0; i < n; i++)
     for (size_t j = 0; j < d; j++) xt[j * n + i] = x[i * d + j];
+}
+
+int km_initial_centroids(const float *x, size_t n, size_t d, int k, int kmeanspp, uint64_t seed, pc_kernels kernels,
+                         float *centroids) {
+  if (k < 1 || (size_t)k > n) return pc_fail("k-means: k = %d is outside [1, %zu]", k, n);
+  size_t *rows = pc_try_alloc((size_t)k, sizeof *rows, "initial centroid rows");
+  if (!rows) return -1;
+  const int rc = kmeanspp ? kmpp_seed(x, NULL, n, d, k, seed, kernels, rows) : pc_sample_distinct(seed, n, (size_t)k, rows);
+  if (rc == 0)
+    for (size_t r = 0; r < (size_t)k; r++) memcpy(centroids + r * d, x + rows[r] * d, d * sizeof *centroids);
+  free(rows);
+  return rc;
 }
 
 /* The portable assign step, what every OpenMP compiler and every variant gets: one point per

@@ -10,6 +10,7 @@
 #define KM_KMEANS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "device.h"
 
@@ -78,5 +79,12 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
 
 /* Writes the dimension-major copy xt (d x n) of row-major x (n x d). */
 void km_transpose(const float *x, size_t n, size_t d, float *xt);
+
+/* The k x d initial centroids (row-major) from the rows of x (n x d, row-major): k distinct rows
+ * drawn with seed (pc_sample_distinct), or with `kmeanspp` the rows k-means++ seeding picks
+ * (kmpp_seed, with its kernels). The same rows in every variant. 0, or -1 with a pc_fail message
+ * (k outside [1, n], memory). */
+int km_initial_centroids(const float *x, size_t n, size_t d, int k, int kmeanspp, uint64_t seed, pc_kernels kernels,
+                         float *centroids);
 
 #endif

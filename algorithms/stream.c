@@ -414,3 +414,13 @@ out:
   free(buf), free(lab), free(dist);
   return rc;
 }
+
+int strm_label_rows(const pc_stream *src, const strm_result *result, const float *centres, int k, int *labels,
+                    double *cost) {
+  double before; /* the rows that left the window count for no cost */
+  if (labels && result->first_row > 0 &&
+      strm_assign(src, 0, result->first_row, centres, k, result->block, labels, &before) != 0)
+    return -1;
+  return strm_assign(src, result->first_row, result->rows, centres, k, result->block,
+                     labels ? labels + result->first_row : NULL, cost);
+}

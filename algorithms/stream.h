@@ -107,4 +107,10 @@ int strm_run(const pc_stream *src, const strm_params *params, float *centres, st
 int strm_assign(const pc_stream *src, size_t first, size_t rows, const float *centres, int k, size_t chunk, int *labels,
                 double *cost);
 
+/* The second pass of a run that ended with *result: labels[0..n) (if not NULL) = the nearest of
+ * the k centres for every row, *cost = the cost (strm_assign's) over the rows the centres answer
+ * for (result->first_row, result->rows). 0 or -1 with a message. */
+int strm_label_rows(const pc_stream *src, const strm_result *result, const float *centres, int k, int *labels,
+                    double *cost);
+
 #endif

@@ -14,7 +14,6 @@
 #include "dpc.h"
 #include "kmeans.h"
 #include "kmeans_gemm.h"
-#include "kmeanspp.h"
 #include "report.h"
 #include "stream.h"
 #include "stream_source.h"
@@ -170,16 +169,11 @@ void pragmaclust_kmeans_options_init(pragmaclust_kmeans_options *o) {
 
 /* The k x d initial centroids of o->init into centroids (given ones are already there). */
 static int initial_centroids(const float *x, size_t n, size_t d, const pragmaclust_kmeans_options *o, float *centroids) {
-  const size_t k = (size_t)o->k;
   if (o->init == PRAGMACLUST_INIT_GIVEN) return PRAGMACLUST_OK;
-  size_t *rows = pc_try_alloc(k, sizeof *rows, "initial centroid rows");
-  if (!rows) return PRAGMACLUST_ERR_OUT_OF_MEMORY;
-  int rc = o->init == PRAGMACLUST_INIT_KMEANSPP ? kmpp_seed(x, NULL, n, d, o->k, o->seed, to_kernels(o->kernels), rows)
-                                                : pc_sample_distinct(o->seed, n, k, rows);
-  if (rc == 0)
-    for (size_t r = 0; r < k; r++) memcpy(centroids + r * d, x + rows[r] * d, d * sizeof *centroids);
-  free(rows);
-  return rc == 0 ? PRAGMACLUST_OK : algorithm_failed();
+  return km_initial_centroids(x, n, d, o->k, o->init == PRAGMACLUST_INIT_KMEANSPP, o->seed, to_kernels(o->kernels),
+                              centroids) == 0
+             ? PRAGMACLUST_OK
+             : algorithm_failed();
 }
 
 int pragmaclust_kmeans(const float *x, size_t n, size_t d, const pragmaclust_kmeans_options *o, float *centroids,
@@ -312,12 +306,8 @@ int pragmaclust_stream(const float *x, size_t n, size_t d, const pragmaclust_str
   strm_result res;
   memset(&res, 0, sizeof res);
   if (strm_run(&src, &params, centres, &res) != 0) return algorithm_failed();
-  /* labels of every row; the cost over the rows the centres answer for */
-  double cost = 0.0, before;
-  if (labels && res.first_row > 0 && strm_assign(&src, 0, res.first_row, centres, o->k, res.block, labels, &before) != 0)
-    return algorithm_failed();
-  if (strm_assign(&src, res.first_row, res.rows, centres, o->k, res.block, labels ? labels + res.first_row : NULL, &cost) != 0)
-    return algorithm_failed();
+  double cost = 0.0;
+  if (strm_label_rows(&src, &res, centres, o->k, labels, &cost) != 0) return algorithm_failed();
   if (result) {
     result_begin(result, strm_phase_names, STRM_NPHASES);
     result_phases(result, res.phase_s, res.total_s);

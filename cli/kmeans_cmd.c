@@ -10,7 +10,6 @@
 #include "device.h"
 #include "kmeans.h"
 #include "kmeans_gemm.h"
-#include "kmeanspp.h"
 #include "report.h"
 #include "run.h"
 #include "synth.h"
@@ -117,19 +116,10 @@ static void handle_option(int id, const char *arg, void *ctx) {
 static float *initial_centroids(const kmeans_opts *o, const pc_common_opts *c, const pc_points *pts) {
   const size_t k = (size_t)o->k, d = pts->d;
   float *init = pc_xalloc(k * d, sizeof *init, "initial centroids");
-  if (o->init && !strcmp(o->init, "kmeans++")) {
-    size_t *rows = pc_xalloc(k, sizeof *rows, "initial centroid rows");
-    if (kmpp_seed(pts->x, NULL, pts->n, d, (int)k, c->seed, c->kernels, rows) != 0)
+  const int kmeanspp = o->init && !strcmp(o->init, "kmeans++");
+  if (kmeanspp || !o->init || !strcmp(o->init, "random")) {
+    if (km_initial_centroids(pts->x, pts->n, d, (int)k, kmeanspp, c->seed, c->kernels, init) != 0)
       pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-    for (size_t r = 0; r < k; r++) memcpy(init + r * d, pts->x + rows[r] * d, d * sizeof *init);
-    free(rows);
-    return init;
-  }
-  if (!o->init || !strcmp(o->init, "random")) {
-    size_t *rows = pc_xalloc(k, sizeof *rows, "initial centroid rows");
-    if (pc_sample_distinct(c->seed, pts->n, k, rows) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-    for (size_t r = 0; r < k; r++) memcpy(init + r * d, pts->x + rows[r] * d, d * sizeof *init);
-    free(rows);
     return init;
   }
   pc_points file;

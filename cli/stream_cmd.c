@@ -141,14 +141,7 @@ int pc_cmd_stream(int argc, char **argv) {
   double sse = 0.0, cost_s = 0.0;
   if (labels || c.report) {
     const double t0 = pc_now();
-    if (labels && res->first_row > 0) {
-      double ignored;
-      if (strm_assign(src, 0, res->first_row, centres, (int)k, res->block, labels, &ignored) != 0)
-        pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-    }
-    if (strm_assign(src, res->first_row, res->rows, centres, (int)k, res->block, labels ? labels + res->first_row : NULL,
-                    &sse) != 0)
-      pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    if (strm_label_rows(src, res, centres, (int)k, labels, &sse) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     cost_s = pc_now() - t0;
   }
 

@@ -27,12 +27,12 @@ PKG_LIBS_omp := -fopenmp
 # path, which takes the program's DT_RPATH: $ORIGIN/../lib finds the bundle's copies.
 GCC_GPU_ARCH ?= sm_80
 CFLAGS_gpu  := -fopenmp -ffp-contract=off -foffload=nvptx-none
-LDFLAGS_gpu := $(CFLAGS_gpu) -foffload-options=nvptx-none=-march=$(GCC_GPU_ARCH) \
-               -foffload-options=nvptx-none=-lm -foffload-options=nvptx-none=-latomic \
-               -no-pie -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib'
+# What linking device code takes, the programs' and a library client's (pkg-config's Libs).
+GCC_OFFLOAD_LINK := -fopenmp -foffload=nvptx-none -foffload-options=nvptx-none=-march=$(GCC_GPU_ARCH) \
+                    -foffload-options=nvptx-none=-lm -foffload-options=nvptx-none=-latomic -no-pie
+LDFLAGS_gpu := -ffp-contract=off $(GCC_OFFLOAD_LINK) -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib'
 GPU_SUPPORTED := yes
-PKG_LIBS_gpu := -fopenmp -foffload=nvptx-none -foffload-options=nvptx-none=-march=$(GCC_GPU_ARCH) \
-                -foffload-options=nvptx-none=-lm -foffload-options=nvptx-none=-latomic -no-pie
+PKG_LIBS_gpu := $(GCC_OFFLOAD_LINK)
 GPU_TOOLCHAIN_CHECK = test -x "$$($(CC) -print-prog-name=accel/nvptx-none/mkoffload)" || { echo "gpu build: $(CC) has \
   no nvptx offload compiler; install gcc-12-offload-nvptx and libgomp-plugin-nvptx1 (make TOOLCHAIN=gcc toolchain)" >&2; exit 1; }
 
