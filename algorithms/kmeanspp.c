@@ -4,7 +4,7 @@
  * Every run of a sampler advances together, so a round costs two passes over the device
  * whatever the number of runs (Okuda's design launches kernels per run and leaves a modern GPU
  * idle; the runs of one chunk are independent):
- *  1. masses: one team per (run, KMPP_TEAM_POINTS points). Its threads update D(i)^2 against
+ *  1. masses: one team per (run, span of points: kmpp_team_span). Its threads update D(i)^2 against
  *     the run's points of the previous round (one point per GPU thread, dimension-major data
  *     read coalesced, Okuda section 3.2) and write the masses to team-local memory; then a
  *     thread per block of the scan sums them in order (the scan's fixed order) into the
@@ -57,6 +57,7 @@ PC_KNOB(KMPP_TOTALS_TILE)
 PC_KNOB(KMPP_PICK_THREADS)
 /* The knobs of kmeanspp_tuned.h. */
 PC_KNOB(KMPP_TEAM_POINTS)
+PC_KNOB(KMPP_TEAMS_PER_SM)
 PC_KNOB(KMPP_UNROLL_TAIL)
 PC_KNOB(KMPP_LANES)
 PC_KNOB(KMPP_UNROLL_DIMS)
@@ -264,23 +265,23 @@ void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offs
 
 /* Pass 1 of a round, every run: D(i)^2 against the run's points fresh[e * stride ..] of the
  * previous round (fresh NULL: the first round, masses = weights), the masses w_i D(i)^2, their
- * prefix sums within each block of the scan and the blocks' totals. A team takes
- * KMPP_TEAM_POINTS points of one run: its threads share the distances, then each of its
- * KMPP_TEAM_POINTS / PC_SCAN_BLOCK blocks is summed in order by one thread. */
+ * prefix sums within each block of the scan and the blocks' totals. A team takes a
+ * span of points of one run (kmpp_team_span): its threads share the distances, then each of its
+ * blocks of the scan is summed in order by one thread. */
 static void kmpp_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh, size_t stride) {
   const kmpp_tuned_kernels *tuned = s->kernels == PC_KERNELS_TUNED ? kmpp_tuned() : NULL;
   if (tuned && tuned->masses(p, s, fresh, stride)) return;
   const double *x = p->x;
   const float *w = p->w;
   const size_t n = p->n, d = p->d, ps = p->point_stride, ds = p->dim_stride;
-  const size_t blocks = kmpp_blocks(n), spans = (n + KMPP_TEAM_POINTS - 1) / KMPP_TEAM_POINTS;
+  const size_t blocks = kmpp_blocks(n), span = kmpp_team_span(n, s->runs), spans = (n + span - 1) / span;
   const size_t teams = spans * (size_t)s->runs;
   const int draws = s->draws;
   double *dist = s->dist, *wheel = s->wheel, *block_sums = s->block_sums;
   PAR_TEAMS_FOR(GPU_TEAMS((int)teams, KMPP_PORTABLE_THREADS))
   for (size_t t = 0; t < teams; t++) {
-    const size_t e = t / spans, begin = (t % spans) * KMPP_TEAM_POINTS;
-    const size_t end = begin + KMPP_TEAM_POINTS < n ? begin + KMPP_TEAM_POINTS : n;
+    const size_t e = t / spans, begin = (t % spans) * span;
+    const size_t end = begin + span < n ? begin + span : n;
     const long *picked = fresh ? fresh + e * stride : NULL;
     const int count = picked && picked[0] >= 0 ? draws : 0; /* none once the run's mass is spent */
     double *dist_e = dist + e * n;

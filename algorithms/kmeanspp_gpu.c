@@ -185,7 +185,7 @@ _Static_assert(KMPP_REG_DIMS == 8, "KMPP_SWITCH_DIMS: one case per d up to KMPP_
 DEV_FUNCS_END
 
 /* kmpp_masses in a kernel with a register budget (KMPP_MASSES_LIMIT): a team takes
- * KMPP_TEAM_POINTS points of one run; for d <= KMPP_REG_DIMS and at most KMPP_STAGE_PICKS draws a
+ * span of points of one run (kmpp_team_span); for d <= KMPP_REG_DIMS and at most KMPP_STAGE_PICKS draws a
  * round it stages the round's chosen points and each thread holds its points in registers
  * (kmpp_masses_span), else it takes the portable generic loop; then each block of the team's
  * points is summed in order. */
@@ -195,14 +195,14 @@ static int kmpp_gpu_masses(const kmpp_points *p, kmpp_sampler *s, const long *fr
   const size_t n = p->n, d = p->d, ps = p->point_stride, ds = p->dim_stride;
   if (!pc_offloading()) return 0;
   const int in_registers = d <= KMPP_REG_DIMS && s->draws <= KMPP_STAGE_PICKS;
-  const size_t blocks = kmpp_blocks(n), spans = (n + KMPP_TEAM_POINTS - 1) / KMPP_TEAM_POINTS;
+  const size_t blocks = kmpp_blocks(n), span = kmpp_team_span(n, s->runs), spans = (n + span - 1) / span;
   const size_t teams = spans * (size_t)s->runs;
   const int draws = s->draws;
   double *dist = s->dist, *wheel = s->wheel, *block_sums = s->block_sums;
   PAR_TEAMS_FOR(num_teams(pc_device_teams((int)teams)) KMPP_MASSES_LIMIT)
   for (size_t t = 0; t < teams; t++) {
-    const size_t e = t / spans, begin = (t % spans) * KMPP_TEAM_POINTS;
-    const size_t end = begin + KMPP_TEAM_POINTS < n ? begin + KMPP_TEAM_POINTS : n;
+    const size_t e = t / spans, begin = (t % spans) * span;
+    const size_t end = begin + span < n ? begin + span : n;
     const long *picked = fresh ? fresh + e * stride : NULL;
     const int count = picked && picked[0] >= 0 ? draws : 0; /* none once the run's mass is spent */
     double *dist_e = dist + e * n;

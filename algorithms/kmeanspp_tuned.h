@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "device.h"
 #include "kmeanspp.h"
 #include "par.h"
 #include "scan.h"
@@ -39,6 +40,12 @@ static inline size_t kmpp_blocks(size_t n) { return (n + PC_SCAN_BLOCK - 1) / PC
 #ifndef KMPP_TEAM_POINTS
 #define KMPP_TEAM_POINTS KMPP_TEAM_POINTS_DEFAULT
 #endif
+/* Teams of the masses pass wanted per multiprocessor of the GPU: a small chunk of a stream (a
+ * few thousand points, some 40 runs) fills that many with teams of fewer points (kmpp_team_span). */
+#define KMPP_TEAMS_PER_SM_DEFAULT 4
+#ifndef KMPP_TEAMS_PER_SM
+#define KMPP_TEAMS_PER_SM KMPP_TEAMS_PER_SM_DEFAULT
+#endif
 /* Unrolling of the serial in-block sums at the end of the masses pass, on the GPU (8 is faster
  * than no unrolling: docs/performance.md). */
 #define KMPP_UNROLL_TAIL_DEFAULT 8
@@ -64,6 +71,18 @@ static inline size_t kmpp_blocks(size_t n) { return (n + PC_SCAN_BLOCK - 1) / PC
 #ifndef KMPP_UNROLL_DIMS
 #define KMPP_UNROLL_DIMS KMPP_UNROLL_DIMS_DEFAULT
 #endif
+
+/* Points a team of the masses pass takes over n points of each of `runs` runs: KMPP_TEAM_POINTS,
+ * or on a GPU fewer (whole blocks of the scan, halved) while the pass would leave multiprocessors
+ * idle, so a chunk of 1,414 points in 42 runs takes 252 teams, not 42. A block's masses are summed
+ * in order by one thread whatever the span, so the picks do not depend on it. */
+static inline size_t kmpp_team_span(size_t n, int runs) {
+  size_t blocks = KMPP_TEAM_POINTS / PC_SCAN_BLOCK;
+  const size_t wanted = (size_t)KMPP_TEAMS_PER_SM * (size_t)pc_device_multiprocessors();
+  while (pc_offloading() && blocks > 1 && (n + blocks * PC_SCAN_BLOCK - 1) / (blocks * PC_SCAN_BLOCK) * (size_t)runs < wanted)
+    blocks /= 2;
+  return blocks * PC_SCAN_BLOCK;
+}
 
 DEV_FUNCS_BEGIN
 /* One step of the generic masses loop: points i0 .. i0 + KMPP_LANES - 1 (below end) of a run,

@@ -106,18 +106,28 @@ const char *const pc_kernels_names[2] = {"tuned", "portable"};
 static int offloading;
 
 #if defined(PC_VARIANT_GPU)
-/* The allocator of staging memory while offloading: OpenMP's pinned (page-locked) trait, which
- * LLVM's runtime serves by registering the pages with the device's driver. A runtime that has no
- * pinned memory (GCC 12's libgomp) gives omp_null_allocator for it; the default allocator then
- * serves, and copies go through the driver's own staging buffers instead of by DMA. */
-static omp_allocator_handle_t staging_allocator(void) {
-  static omp_allocator_handle_t allocator = omp_null_allocator;
-  if (allocator == omp_null_allocator) {
-    omp_alloctrait_t pinned[] = {{omp_atk_pinned, omp_atv_true}, {omp_atk_fallback, omp_atv_null_fb}};
-    allocator = omp_init_allocator(omp_default_mem_space, 2, pinned);
-    if (allocator == omp_null_allocator) allocator = omp_default_mem_alloc;
-  }
-  return allocator;
+/* Page-locked staging memory from the CUDA driver (cuMemHostAlloc, portable to every context), so
+ * that copies go by DMA at the link's speed. Neither runtime serves it through OpenMP: LLVM 19's
+ * CUDA plugin accepts the pinned allocator trait but does not lock the pages, and GCC 12's libgomp
+ * has no pinned memory (docs/performance.md, 2026-11-25). NULL where the driver cannot (no
+ * context current on this thread, or no page-locked memory left). */
+static void *cuda_alloc_pinned(size_t bytes) {
+  void *lib = pc_cuda_driver();
+  int (*cu_host_alloc)(void **, size_t, unsigned) =
+      lib ? (int (*)(void **, size_t, unsigned))dlsym(lib, "cuMemHostAlloc") : NULL;
+  void *p = NULL;
+  if (!cu_host_alloc || cu_host_alloc(&p, bytes, 0x01 /* CU_MEMHOSTALLOC_PORTABLE */) != 0) return NULL;
+  return p;
+}
+
+/* Frees p when the driver allocated it; 0 when it did not (p is then ordinary memory). */
+static int cuda_free_pinned(void *p) {
+  void *lib = pc_cuda_driver();
+  int (*cu_host_flags)(unsigned *, void *) = lib ? (int (*)(unsigned *, void *))dlsym(lib, "cuMemHostGetFlags") : NULL;
+  int (*cu_free_host)(void *) = lib ? (int (*)(void *))dlsym(lib, "cuMemFreeHost") : NULL;
+  unsigned flags;
+  if (!cu_host_flags || !cu_free_host || cu_host_flags(&flags, p) != 0) return 0;
+  return cu_free_host(p) == 0;
 }
 #endif
 
@@ -137,12 +147,10 @@ int pc_offloading(void) { return offloading; }
 
 void *pc_try_alloc_staging(size_t count, size_t size, const char *what) {
 #if defined(PC_VARIANT_GPU)
-  if (offloading) {
-    size_t bytes = 0;
-    if (pc_mul_size(count, size, &bytes, what) != 0) return NULL;
-    void *p = omp_alloc(bytes ? bytes : 1, staging_allocator());
-    if (!p) pc_fail("%s: cannot allocate %zu bytes of staging memory", what, bytes);
-    return p;
+  size_t bytes = 0;
+  if (offloading && pc_mul_size(count, size, &bytes, what) == 0) {
+    void *p = cuda_alloc_pinned(bytes ? bytes : 1);
+    if (p) return p;
   }
 #endif
   return pc_try_alloc(count, size, what);
@@ -150,10 +158,7 @@ void *pc_try_alloc_staging(size_t count, size_t size, const char *what) {
 
 void pc_free_staging(void *p) {
 #if defined(PC_VARIANT_GPU)
-  if (offloading) {
-    omp_free(p, staging_allocator());
-    return;
-  }
+  if (p && offloading && cuda_free_pinned(p)) return;
 #endif
   free(p);
 }

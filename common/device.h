@@ -53,10 +53,11 @@ int pc_device_multiprocessors(void);
 /* 1 when target regions run on a GPU (pc_device_init found one), else 0. */
 int pc_offloading(void);
 
-/* Host memory for data copied to the device again and again (a stream's chunks): page-locked
- * when target regions run on a GPU and the OpenMP runtime has pinned memory (LLVM's; not GCC 12's
- * libgomp), so that copies go by DMA at the link's speed, else ordinary memory (as pc_try_alloc).
- * Released by pc_free_staging; both must be called after pc_device_init, from one thread. */
+/* Host memory for data copied to the device again and again (a stream's chunks): page-locked,
+ * from the CUDA driver, when target regions run on a GPU and the driver has a context current on
+ * this thread, so that copies go by DMA at the link's speed; else ordinary memory (as
+ * pc_try_alloc), which the runtime copies through staging buffers of its own. Released by
+ * pc_free_staging; both must be called after pc_device_init. */
 void *pc_try_alloc_staging(size_t count, size_t size, const char *what);
 void pc_free_staging(void *p);
 

@@ -76,6 +76,8 @@ AGREEMENT_CASES = [
     ("uniform:n=3001,d=3,seed=2", ["-k", 7, "--chunk-size", 500, "--seed", 5, "--search-arity", 3]),
     ("uniform:n=3001,d=3,seed=2", ["-k", 7, "--chunk-size", 500, "--seed", 5]),
     ("uniform:n=5000,d=2,seed=6", ["-k", 200, "--chunk-size", 5000, "--repetitions", 1]),
+    # d > 8: the generic distance loop; 3,000 points a chunk: the GPU splits them into teams of 256
+    ("blobs:n=12000,d=12,centers=6,std=0.5,seed=8", ["-k", 6, "--chunk-size", 3000]),
 ]
 
 
