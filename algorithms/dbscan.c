@@ -222,19 +222,21 @@ static inline int db_find(int *parent, int a) {
 }
 
 /* Joins the sets of a and b: the larger root is hung under the smaller with compare-and-swap
- * (the compiler's atomic builtin, the same in every variant), retried if another thread moved it. */
-static inline void db_union(int *parent, int a, int b) {
+ * (the compiler's atomic builtin, the same in every variant), retried if another thread moved it.
+ * Returns the root it hung the other under (a root when it returned; other threads may hang it
+ * later, so a caller keeping it treats it as a hint). */
+static inline int db_union(int *parent, int a, int b) {
   for (;;) {
     a = db_find(parent, a);
     b = db_find(parent, b);
-    if (a == b) return;
+    if (a == b) return a;
     if (a < b) {
       const int t = a;
       a = b;
       b = t;
     }
     int expected = a;
-    if (__atomic_compare_exchange_n(&parent[a], &expected, b, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+    if (__atomic_compare_exchange_n(&parent[a], &expected, b, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return b;
   }
 }
 
@@ -343,10 +345,14 @@ static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, in
     const db_view v = DB_VIEW;
     db_cursor c;
     size_t first, last;
+    int root = (int)i; /* i's root as this thread last saw it: a neighbour already under it costs one find */
     db_cursor_init(&v, i, &c);
     while (db_next_range(&v, &c, &first, &last))
       for (size_t q = first; q < last && q < i; q++)
-        if (core[q] && db_within(xs, d, i, q, eps2)) db_union(parent, (int)i, (int)q);
+        if (core[q] && db_within(xs, d, i, q, eps2)) {
+          const int other = db_find(parent, (int)q);
+          if (other != root) root = db_union(parent, root, other);
+        }
   }
   result->phase_s[DB_PHASE_CONNECT] = pc_now() - t1;
 }
@@ -798,13 +804,18 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     goto done;
   const double t_dir = pc_now() - t0;
   t0 = pc_now();
-  /* device: in, x[n * d] points, lo[d] grid origin, start[nstart] cell/page starts, order[n]
-   * index order, node_lo/node_hi[nnodes] directory ranges; made there, xs[n * d] points in index
-   * order, fill[nstart] grid fill, claim[nslots] cell table, per point (n) parent (union-find),
-   * lowest, scratch, root_rank, core flags, labels. */
-  DEV_ENTER(map(to : x[0 : nx], lo[0 : nlo], start[0 : nstart], order[0 : n], node_lo[0 : nnodes], node_hi[0 : nnodes])
-            map(alloc : xs[0 : nx], fill[0 : nstart], claim[0 : nslots], parent[0 : n], lowest[0 : n], scratch[0 : n],
-                root_rank[0 : n], core[0 : n], labels[0 : n]))
+  /* device: in, x[n * d] points, lo[d] grid origin; in for the directory (built on the host),
+   * else made there: start[nstart] cell/page starts, order[n] index order, node_lo/node_hi[nnodes]
+   * directory ranges; made there, xs[n * d] points in index order, fill[nstart] grid fill,
+   * claim[nslots] cell table, per point (n) parent (union-find), lowest, scratch, root_rank, core
+   * flags, labels. */
+  DEV_ENTER(map(to : x[0 : nx], lo[0 : nlo])
+            map(alloc : start[0 : nstart], order[0 : n], node_lo[0 : nnodes], node_hi[0 : nnodes], xs[0 : nx],
+                fill[0 : nstart], claim[0 : nslots], parent[0 : n], lowest[0 : n], scratch[0 : n], root_rank[0 : n],
+                core[0 : n], labels[0 : n]))
+  if (kind == DB_INDEX_DIRECTORY) {
+    DEV_UPDATE(to(start[0 : nstart], order[0 : n], node_lo[0 : nnodes], node_hi[0 : nnodes]))
+  }
   double t1 = pc_now();
   result->phase_s[DB_PHASE_H2D] = t1 - t0;
 
