@@ -402,7 +402,8 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
     return -1;
   }
   const size_t nseeds = (size_t)chains * (size_t)capacity, nquar = (size_t)chains * qcap;
-  (void)nseeds, (void)nquar; /* used by the gpu variant's data directives */
+  result->working_bytes += n * (6 * sizeof(int) + sizeof(char) + sizeof(long)) + (nseeds + nquar) * sizeof(int) +
+                           (size_t)chains * (3 * sizeof(int) + 2 * sizeof(long));
   /* device: per point (n): owner chain, chain_of, cparent (chain collisions), lowest core index,
    * pending (put-aside seeds), slot_of, start_rank (new chain starts); seeds[chains * capacity]
    * seed lists, quarantine[chains * qcap]; per chain slot (chains): slot_uid, slot_count,
@@ -783,6 +784,8 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   if (!lo || !start || !fill || !claim || !order || !xs || !node_lo || !node_hi || !parent || !lowest || !scratch ||
       !root_rank || !core)
     rc = -1;
+  result->working_bytes = 2 * nx * sizeof(float) + nlo * sizeof(double) + 2 * nstart * sizeof(long) +
+                          nslots * sizeof(int) + 2 * nnodes * sizeof(float) + n * (6 * sizeof(int) + sizeof(long));
   for (size_t j = 0; !rc && j < d; j++) {
     double m = INFINITY, top = -INFINITY;
     for (size_t i = 0; i < n; i++) {
@@ -870,9 +873,12 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   result->phase_s[DB_PHASE_LABEL] = t1 - t0;
 
   DEV_UPDATE(from(labels[0 : n]))
-  if (is_core && !rc) {
-    DEV_UPDATE(from(core[0 : n], order[0 : n]))
+  if (is_core && !rc) { /* scattered where the flags are (in index order, a random walk over input order) */
+    /* device: out, is_core[n] a byte per point. */
+    DEV_ENTER(map(alloc : is_core[0 : n]))
+    PAR_FOR()
     for (size_t s = 0; s < n; s++) is_core[order[s]] = (unsigned char)core[s];
+    DEV_EXIT(map(from : is_core[0 : n]))
   }
   DEV_EXIT(map(delete : x[0 : nx], lo[0 : nlo], start[0 : nstart], order[0 : n], node_lo[0 : nnodes],
                node_hi[0 : nnodes], xs[0 : nx], fill[0 : nstart], claim[0 : nslots], parent[0 : n], lowest[0 : n],

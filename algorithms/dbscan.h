@@ -63,6 +63,7 @@ typedef struct {
 typedef struct {
   long clusters, core, border, noise;
   long rounds;     /* chains: expansion launches */
+  size_t working_bytes; /* the arrays the run works on (on the GPU in the gpu variant), input copy included */
   double phase_s[DB_NPHASES];
   double total_s;
 } db_result;

@@ -40,7 +40,8 @@ static const char usage[] =
     "  --seed-list S        chains: capacity of each chain's seed list (default 2048; overflow is refilled)\n"
     "  --labels FILE        write labels (.npy -> int32 array, else one per line)\n"
     "common options: --seed, --shape N,D, --threads T, --allow-host, --repeat R, --warmup W,\n"
-    "  --report FILE (JSON: counts of clusters, core, border and noise points, phase times), --quiet,\n"
+    "  --report FILE (JSON: counts of clusters, core, border and noise points, working memory,\n"
+    "  phase times), --quiet,\n"
     "  --kernels tuned|portable (DBSCAN has the portable loops only), --check (after the run, a sample of\n"
     "  points' neighbour counts, core flags and labels recomputed by brute force; exit 1 on a mismatch)\n";
 
@@ -157,6 +158,8 @@ int pc_cmd_dbscan(int argc, char **argv) {
     pc_json_int(j, "core", res.core);
     pc_json_int(j, "border", res.border);
     pc_json_int(j, "noise", res.noise);
+    pc_json_int(j, "working_bytes", (long long)res.working_bytes);
+    pc_json_num(j, "working_bytes_per_point", n ? (double)res.working_bytes / (double)n : 0.0);
     pc_run_timing_begin(&r);
     pc_run_timing_end(&r);
   }
