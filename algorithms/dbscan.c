@@ -75,7 +75,8 @@ DEV_FUNCS_BEGIN
 typedef struct {
   const float *xs;       /* the points in index order */
   const double *lo;      /* grid: per-dimension minimum (grid origin) */
-  const long *start;     /* grid: slot h of the cell table holds positions [start[h], start[h+1]),
+  const long *start;     /* grid: slot h of the cell table holds positions [start[h-1], start[h])
+                          * (start[-1] read as 0),
                           * empty for a free slot; directory: page starts */
   const float *node_lo, *node_hi; /* directory: each node's range in its level's dimension */
   size_t n, d;
@@ -119,7 +120,7 @@ static inline unsigned long db_slot_hash(const db_view *v, const long *cell) {
  * (an empty range) ends the search. The table has at least twice as many slots as points. */
 static inline int db_cell_range(const db_view *v, const long *cell, size_t *first, size_t *last) {
   for (unsigned long h = db_slot_hash(v, cell);; h = (h + 1) & v->slot_mask) {
-    const long f = v->start[h], l = v->start[h + 1];
+    const long f = h ? v->start[h - 1] : 0, l = v->start[h];
     if (f == l) return 0;
     if (db_same_cell(v, v->xs + (size_t)f * v->d, cell)) {
       *first = (size_t)f;
@@ -661,16 +662,17 @@ static int db_build_directory(const float *x, size_t n, size_t d, int levels, in
 
 /* Grid index: the cell table (a slot per occupied cell, found by linear probing from the cell's
  * hash; `claim` holds the point that claimed each slot) and `order`, the points grouped by cell
- * (counting sort). Fills start (nslots + 1 entries: slot h's points are order[start[h] ..
- * start[h+1])) and cell_slot (each point's slot). The view reads x, not yet xs. 0, or -1 with a
- * pc_fail message (memory for the prefix sum). */
-static int db_build_grid(db_geometry geo, const float *x, const double *lo, long *start, long *fill, int *claim,
-                          unsigned *cell_slot, int *order) {
+ * (counting sort). Fills start (nslots entries: slot h's points are order[start[h-1] ..
+ * start[h]), start[-1] read as 0: each slot's cursor of the scatter ends where its points end, so
+ * the sort needs no second table) and cell_slot (each point's slot). The view reads x, not yet
+ * xs. 0, or -1 with a pc_fail message (memory for the prefix sum). */
+static int db_build_grid(db_geometry geo, const float *x, const double *lo, long *start, int *claim, unsigned *cell_slot,
+                         int *order) {
   const size_t n = geo.n, d = geo.d, nslots = (size_t)geo.slot_mask + 1;
   PAR_FOR()
-  for (size_t h = 0; h <= nslots; h++) {
+  for (size_t h = 0; h < nslots; h++) {
     start[h] = 0;
-    if (h < nslots) claim[h] = -1;
+    claim[h] = -1;
   }
   PAR_FOR()
   for (size_t i = 0; i < n; i++) {
@@ -687,14 +689,12 @@ static int db_build_grid(db_geometry geo, const float *x, const double *lo, long
     PAR_ATOMIC
     start[h] += 1;
   }
-  if (pc_exclusive_scan(start, nslots + 1) < 0) return -1;
-  PAR_FOR()
-  for (size_t h = 0; h <= nslots; h++) fill[h] = start[h];
+  if (pc_exclusive_scan(start, nslots) < 0) return -1;
   PAR_FOR()
   for (size_t i = 0; i < n; i++) {
     long pos;
     PAR_ATOMIC_CAPTURE
-    pos = fill[cell_slot[i]]++;
+    pos = start[cell_slot[i]]++;
     order[pos] = (int)i;
   }
   return 0;
@@ -754,7 +754,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     for (size_t j = 0; j < d; j++) geo.cells_around *= 3;
     while (nslots < 2 * n) nslots <<= 1; /* a power of two >= 2n: probes stay short, a slot is always free */
     geo.slot_mask = nslots - 1;
-    nstart = nslots + 1;
+    nstart = nslots;
   } else if (kind == DB_INDEX_DIRECTORY) {
     geo.levels = params->levels < (int)d ? params->levels : (int)d;
     geo.fanout = params->fanout;
@@ -769,7 +769,6 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   const size_t nlo = d > 0 ? d : 1, nx = n * d;
   double *lo = pc_try_alloc(nlo, sizeof *lo, "grid origin");
   long *start = pc_try_alloc(nstart, sizeof *start, "index ranges");
-  long *fill = pc_try_alloc(nstart, sizeof *fill, "grid fill");
   int *claim = pc_try_alloc(nslots, sizeof *claim, "grid cell table");
   int *order = pc_try_alloc(n, sizeof *order, "index order");
   float *xs = pc_try_alloc(nx, sizeof *xs, "points in index order");
@@ -781,10 +780,10 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   long *root_rank = pc_try_alloc(n, sizeof *root_rank, "cluster numbering");
   int *core = pc_try_alloc(n, sizeof *core, "core flags");
   int rc = 0;
-  if (!lo || !start || !fill || !claim || !order || !xs || !node_lo || !node_hi || !parent || !lowest || !scratch ||
+  if (!lo || !start || !claim || !order || !xs || !node_lo || !node_hi || !parent || !lowest || !scratch ||
       !root_rank || !core)
     rc = -1;
-  result->working_bytes = 2 * nx * sizeof(float) + nlo * sizeof(double) + 2 * nstart * sizeof(long) +
+  result->working_bytes = 2 * nx * sizeof(float) + nlo * sizeof(double) + nstart * sizeof(long) +
                           nslots * sizeof(int) + 2 * nnodes * sizeof(float) + n * (6 * sizeof(int) + sizeof(long));
   for (size_t j = 0; !rc && j < d; j++) {
     double m = INFINITY, top = -INFINITY;
@@ -809,12 +808,12 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   t0 = pc_now();
   /* device: in, x[n * d] points, lo[d] grid origin; in for the directory (built on the host),
    * else made there: start[nstart] cell/page starts, order[n] index order, node_lo/node_hi[nnodes]
-   * directory ranges; made there, xs[n * d] points in index order, fill[nstart] grid fill,
-   * claim[nslots] cell table, per point (n) parent (union-find), lowest, scratch, root_rank, core
+   * directory ranges; made there, xs[n * d] points in index order, claim[nslots] cell
+   * table, per point (n) parent (union-find), lowest, scratch, root_rank, core
    * flags, labels. */
   DEV_ENTER(map(to : x[0 : nx], lo[0 : nlo])
             map(alloc : start[0 : nstart], order[0 : n], node_lo[0 : nnodes], node_hi[0 : nnodes], xs[0 : nx],
-                fill[0 : nstart], claim[0 : nslots], parent[0 : n], lowest[0 : n], scratch[0 : n], root_rank[0 : n],
+                claim[0 : nslots], parent[0 : n], lowest[0 : n], scratch[0 : n], root_rank[0 : n],
                 core[0 : n], labels[0 : n]))
   if (kind == DB_INDEX_DIRECTORY) {
     DEV_UPDATE(to(start[0 : nstart], order[0 : n], node_lo[0 : nnodes], node_hi[0 : nnodes]))
@@ -822,7 +821,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   double t1 = pc_now();
   result->phase_s[DB_PHASE_H2D] = t1 - t0;
 
-  if (kind == DB_INDEX_GRID) rc = db_build_grid(geo, x, lo, start, fill, claim, (unsigned *)scratch, order);
+  if (kind == DB_INDEX_GRID) rc = db_build_grid(geo, x, lo, start, claim, (unsigned *)scratch, order);
   if (kind == DB_INDEX_NONE) {
     PAR_FOR()
     for (size_t i = 0; i < n; i++) order[i] = (int)i;
@@ -881,7 +880,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     DEV_EXIT(map(from : is_core[0 : n]))
   }
   DEV_EXIT(map(delete : x[0 : nx], lo[0 : nlo], start[0 : nstart], order[0 : n], node_lo[0 : nnodes],
-               node_hi[0 : nnodes], xs[0 : nx], fill[0 : nstart], claim[0 : nslots], parent[0 : n], lowest[0 : n],
+               node_hi[0 : nnodes], xs[0 : nx], claim[0 : nslots], parent[0 : n], lowest[0 : n],
                scratch[0 : n], root_rank[0 : n], core[0 : n], labels[0 : n]))
   result->phase_s[DB_PHASE_D2H] = pc_now() - t1;
   result->total_s = pc_now() - t_start;
@@ -890,7 +889,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   result->noise = n_noise;
   result->border = (long)n - n_core - n_noise;
 done:
-  free(lo), free(start), free(fill), free(claim), free(order), free(xs), free(node_lo), free(node_hi), free(parent);
+  free(lo), free(start), free(claim), free(order), free(xs), free(node_lo), free(node_hi), free(parent);
   free(lowest), free(scratch), free(root_rank), free(core);
   return rc;
 }
