@@ -67,6 +67,10 @@ const char *const db_phase_names[DB_NPHASES] = {"h2d", "index", "core", "connect
 
 /* The grid's limit on the span of the data in cells along any dimension (see the cell width). */
 #define DB_GRID_MAX_CELLS 0x1p29
+/* Up to this d the grid lists each cell's neighbouring cells once (3^d ranges a cell: 27 at
+ * d = 3), so that no phase probes the cell table point by point; above it the lists would
+ * outgrow the points (6,561 ranges a cell at d = 8) and each point probes its 3^d cells. */
+#define DB_NEAR_MAX_DIM 3
 
 DEV_FUNCS_BEGIN
 
@@ -79,6 +83,9 @@ typedef struct {
                           * (start[-1] read as 0),
                           * empty for a free slot; directory: page starts */
   const float *node_lo, *node_hi; /* directory: each node's range in its level's dimension */
+  const int *cell_of;    /* grid, d <= DB_NEAR_MAX_DIM: each position's cell (0 .. cells - 1); else NULL */
+  const int *near;       /* with cell_of: per cell, cells_around ranges [begin, end) of positions,
+                          * its occupied neighbouring cells first, then empty ones (0, 0) */
   size_t n, d;
   double eps, inv_eps;
   unsigned long slot_mask;
@@ -90,6 +97,7 @@ typedef struct {
 /* A walk over the candidate neighbours of one point: a sequence of ranges of positions. */
 typedef struct {
   long home[DB_GRID_MAX_DIM];                         /* grid: the point's cell */
+  int cell;                                           /* grid with neighbour lists: the point's cell */
   int around;                                         /* grid: which of the 3^d cells */
   int level, child[DB_DIR_MAX_LEVELS], node[DB_DIR_MAX_LEVELS]; /* directory: depth-first walk */
   double point[DB_DIR_MAX_LEVELS];                    /* directory: the point's first coordinates */
@@ -135,7 +143,8 @@ static inline void db_cursor_init(const db_view *v, size_t s, db_cursor *c) {
   c->level = 0;
   c->child[0] = 0;
   c->pos = c->end = 0;
-  if (v->kind == DB_INDEX_GRID) db_cell_of(v, v->xs + s * v->d, c->home);
+  if (v->kind == DB_INDEX_GRID && v->near) c->cell = v->cell_of[s];
+  if (v->kind == DB_INDEX_GRID && !v->near) db_cell_of(v, v->xs + s * v->d, c->home);
   if (v->kind == DB_INDEX_DIRECTORY)
     for (int l = 0; l < v->levels; l++) c->point[l] = (double)v->xs[s * v->d + (size_t)l];
 }
@@ -156,6 +165,14 @@ static inline int db_next_range(const db_view *v, db_cursor *c, size_t *first, s
     if (c->around++ >= 0) return 0;
     *first = 0;
     *last = v->n;
+    return 1;
+  }
+  if (v->kind == DB_INDEX_GRID && v->near) { /* the cell's list, made once by db_build_neighbour_lists */
+    if (++c->around >= v->cells_around) return 0;
+    const int *range = v->near + ((size_t)c->cell * (size_t)v->cells_around + (size_t)c->around) * 2;
+    if (range[0] == range[1]) return 0;
+    *first = (size_t)range[0];
+    *last = (size_t)range[1];
     return 1;
   }
   if (v->kind == DB_INDEX_GRID) {
@@ -299,9 +316,9 @@ typedef struct {
 } db_geometry;
 
 static inline db_view db_make_view(db_geometry g, const float *xs, const double *lo, const long *start,
-                                   const float *node_lo, const float *node_hi) {
-  const db_view v = {xs, lo, start, node_lo, node_hi, g.n, g.d, g.eps, g.inv_eps, g.slot_mask, g.kind,
-                     g.cells_around, g.levels, g.fanout};
+                                   const float *node_lo, const float *node_hi, const int *cell_of, const int *near) {
+  const db_view v = {xs,      lo,      start, node_lo,   node_hi,        cell_of,  near,     g.n,     g.d,
+                     g.eps,   g.inv_eps, g.slot_mask, g.kind, g.cells_around, g.levels, g.fanout};
   return v;
 }
 
@@ -314,10 +331,11 @@ DEV_FUNCS_END
 
 /* The index as the functions below receive it: scalars, and the device arrays one by one (so that
  * each is translated to its device address when a target region captures it). */
-#define DB_INDEX_PARAMS \
-  db_geometry geo, const float *xs, const double *lo, const long *start, const float *node_lo, const float *node_hi
-#define DB_INDEX_ARGS geo, xs, lo, start, node_lo, node_hi
-#define DB_VIEW db_make_view(geo, xs, lo, start, node_lo, node_hi)
+#define DB_INDEX_PARAMS                                                                                         \
+  db_geometry geo, const float *xs, const double *lo, const long *start, const float *node_lo, const float *node_hi, \
+      const int *cell_of, const int *near
+#define DB_INDEX_ARGS geo, xs, lo, start, node_lo, node_hi, cell_of, near
+#define DB_VIEW db_make_view(geo, xs, lo, start, node_lo, node_hi, cell_of, near)
 
 /* The default method: core flags (the count stops at min_pts), then every core point links to
  * each core neighbour at a smaller position. Leaves parent[] (over positions) a forest whose
@@ -676,7 +694,7 @@ static int db_build_grid(db_geometry geo, const float *x, const double *lo, long
   }
   PAR_FOR()
   for (size_t i = 0; i < n; i++) {
-    const db_view v = db_make_view(geo, x, lo, start, NULL, NULL);
+    const db_view v = db_make_view(geo, x, lo, start, NULL, NULL, NULL, NULL);
     long cell[DB_GRID_MAX_DIM];
     db_cell_of(&v, x + i * d, cell);
     unsigned long h = db_slot_hash(&v, cell);
@@ -697,6 +715,58 @@ static int db_build_grid(db_geometry geo, const float *x, const double *lo, long
     pos = start[cell_slot[i]]++;
     order[pos] = (int)i;
   }
+  return 0;
+}
+
+/* Grid, d <= DB_NEAR_MAX_DIM: each cell's occupied neighbouring cells as ranges of positions,
+ * found by probing the cell table once per cell instead of once per point and phase. Cells are
+ * numbered in position order (cell_rank: a prefix sum over the positions that begin a cell);
+ * cell_of[s] is the cell of position s; the lists go to *near_out, allocated here and mapped to
+ * the device (the caller releases both), *cells_out cells. cell_slot[i]: input point i's slot
+ * (db_build_grid). 0, or -1 with a pc_fail message (memory). */
+static int db_build_neighbour_lists(db_geometry geo, const float *xs, const double *lo, const long *start,
+                                    const int *order, const unsigned *cell_slot, long *cell_rank, int *cell_of,
+                                    int **near_out, size_t *cells_out) {
+  const size_t n = geo.n, d = geo.d, around = (size_t)geo.cells_around;
+  PAR_FOR()
+  for (size_t s = 0; s < n; s++) {
+    const unsigned h = cell_slot[order[s]];
+    cell_rank[s] = (long)s == (h ? start[h - 1] : 0);
+  }
+  const long cells = pc_exclusive_scan(cell_rank, n);
+  if (cells < 0) return -1;
+  PAR_FOR()
+  for (size_t s = 0; s < n; s++) {
+    const unsigned h = cell_slot[order[s]];
+    cell_of[s] = (int)cell_rank[h ? start[h - 1] : 0];
+  }
+  size_t entries = 0;
+  if (pc_mul_size((size_t)cells, 2 * around, &entries, "grid neighbour lists") != 0) return -1;
+  int *near = pc_try_alloc(entries, sizeof *near, "grid neighbour lists");
+  if (!near) return -1;
+  /* device: near[cells * 3^d * 2] each cell's neighbouring ranges, made there. */
+  DEV_ENTER(map(alloc : near[0 : entries]))
+  PAR_FOR()
+  for (size_t s = 0; s < n; s++) {
+    const unsigned h = cell_slot[order[s]];
+    if ((long)s != (h ? start[h - 1] : 0)) continue; /* a cell's first position writes its list */
+    const db_view v = db_make_view(geo, xs, lo, start, NULL, NULL, NULL, NULL);
+    long home[DB_GRID_MAX_DIM], cell[DB_GRID_MAX_DIM];
+    db_cell_of(&v, xs + s * d, home);
+    int *list = near + (size_t)cell_of[s] * around * 2;
+    size_t filled = 0, first, last;
+    for (size_t a = 0; a < around; a++) {
+      for (size_t j = 0, t = a; j < d; j++, t /= 3) cell[j] = home[j] + (long)(t % 3) - 1;
+      if (db_cell_range(&v, cell, &first, &last)) {
+        list[2 * filled] = (int)first;
+        list[2 * filled + 1] = (int)last;
+        filled++;
+      }
+    }
+    for (; filled < around; filled++) list[2 * filled] = list[2 * filled + 1] = 0;
+  }
+  *near_out = near;
+  *cells_out = (size_t)cells;
   return 0;
 }
 
@@ -779,12 +849,18 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   int *scratch = pc_try_alloc(n, sizeof *scratch, "grid cells, then labels in index order");
   long *root_rank = pc_try_alloc(n, sizeof *root_rank, "cluster numbering");
   int *core = pc_try_alloc(n, sizeof *core, "core flags");
+  const int listed = kind == DB_INDEX_GRID && d <= DB_NEAR_MAX_DIM; /* db_build_neighbour_lists */
+  const size_t ncell_of = listed ? n : 1;
+  int *cell_of = pc_try_alloc(ncell_of, sizeof *cell_of, "cell of each point");
+  int *near = NULL;
+  size_t cells = 0;
   int rc = 0;
   if (!lo || !start || !claim || !order || !xs || !node_lo || !node_hi || !parent || !lowest || !scratch ||
-      !root_rank || !core)
+      !root_rank || !core || !cell_of)
     rc = -1;
   result->working_bytes = 2 * nx * sizeof(float) + nlo * sizeof(double) + nstart * sizeof(long) +
-                          nslots * sizeof(int) + 2 * nnodes * sizeof(float) + n * (6 * sizeof(int) + sizeof(long));
+                          nslots * sizeof(int) + 2 * nnodes * sizeof(float) + n * (6 * sizeof(int) + sizeof(long)) +
+                          ncell_of * sizeof(int);
   for (size_t j = 0; !rc && j < d; j++) {
     double m = INFINITY, top = -INFINITY;
     for (size_t i = 0; i < n; i++) {
@@ -814,7 +890,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   DEV_ENTER(map(to : x[0 : nx], lo[0 : nlo])
             map(alloc : start[0 : nstart], order[0 : n], node_lo[0 : nnodes], node_hi[0 : nnodes], xs[0 : nx],
                 claim[0 : nslots], parent[0 : n], lowest[0 : n], scratch[0 : n], root_rank[0 : n],
-                core[0 : n], labels[0 : n]))
+                core[0 : n], labels[0 : n], cell_of[0 : ncell_of]))
   if (kind == DB_INDEX_DIRECTORY) {
     DEV_UPDATE(to(start[0 : nstart], order[0 : n], node_lo[0 : nnodes], node_hi[0 : nnodes]))
   }
@@ -831,6 +907,9 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     for (size_t s = 0; s < n; s++)
       for (size_t j = 0; j < d; j++) xs[s * d + j] = x[(size_t)order[s] * d + j];
   }
+  if (!rc && listed &&
+      (rc = db_build_neighbour_lists(geo, xs, lo, start, order, (unsigned *)scratch, root_rank, cell_of, &near, &cells)) == 0)
+    result->working_bytes += cells * (size_t)geo.cells_around * 2 * sizeof(int);
   t0 = pc_now();
   result->phase_s[DB_PHASE_INDEX] = t_dir + (t0 - t1);
 
@@ -881,7 +960,12 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   }
   DEV_EXIT(map(delete : x[0 : nx], lo[0 : nlo], start[0 : nstart], order[0 : n], node_lo[0 : nnodes],
                node_hi[0 : nnodes], xs[0 : nx], claim[0 : nslots], parent[0 : n], lowest[0 : n],
-               scratch[0 : n], root_rank[0 : n], core[0 : n], labels[0 : n]))
+               scratch[0 : n], root_rank[0 : n], core[0 : n], labels[0 : n], cell_of[0 : ncell_of]))
+  if (near) {
+    const size_t nnear = cells * (size_t)geo.cells_around * 2;
+    (void)nnear; /* used by the gpu variant's data directive */
+    DEV_EXIT(map(delete : near[0 : nnear]))
+  }
   result->phase_s[DB_PHASE_D2H] = pc_now() - t1;
   result->total_s = pc_now() - t_start;
   result->clusters = clusters;
@@ -890,6 +974,6 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   result->border = (long)n - n_core - n_noise;
 done:
   free(lo), free(start), free(claim), free(order), free(xs), free(node_lo), free(node_hi), free(parent);
-  free(lowest), free(scratch), free(root_rank), free(core);
+  free(lowest), free(scratch), free(root_rank), free(core), free(cell_of), free(near);
   return rc;
 }

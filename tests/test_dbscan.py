@@ -152,15 +152,22 @@ def test_report_fields(seq, work):
 def test_report_counts_the_working_memory(seq, work):
     """The report's working memory is the sum of the arrays the run works on: for the grid, two
     copies of the points (input and index order), a cell table of 2^k >= 2n slots (an 8-byte end
-    of range and a 4-byte claim each), the grid origin, six int and one long array per point; the
-    chains method adds its own arrays."""
-    n, d = 3000, 2
-    _, rep = run_dbscan(seq, work, f"gen:blobs:n={n},d={d},centers=4", 0.5, 5)
+    of range and a 4-byte claim each), the grid origin, six int and one long array per point, and
+    at d <= 3 each point's cell (an int) and each occupied cell's 3^d neighbouring ranges (two ints
+    each); the chains method adds its own arrays."""
+    n, d, eps = 3000, 2, 0.5
+    spec = f"gen:blobs:n={n},d={d},centers=4"
+    rc, _, err = seq.run("generate", spec, "--out", work / "x.npy")
+    assert rc == 0, err
+    x = np.load(work / "x.npy").astype(np.float64)
+    cells = len(np.unique(np.floor((x - x.min(axis=0)) / (eps * (1 + 2.0**-20))), axis=0))
+    _, rep = run_dbscan(seq, work, spec, eps, 5)
     slots = 1 << (2 * n - 1).bit_length()
-    expected = 2 * n * d * 4 + d * 8 + slots * 8 + slots * 4 + 2 * 4 + n * (6 * 4 + 8)
+    expected = (2 * n * d * 4 + d * 8 + slots * 8 + slots * 4 + 2 * 4 + n * (6 * 4 + 8) + n * 4
+                + cells * 3**d * 2 * 4)
     assert rep["working_bytes"] == expected
     assert rep["working_bytes_per_point"] == pytest.approx(expected / n)
-    _, chains = run_dbscan(seq, work, f"gen:blobs:n={n},d={d},centers=4", 0.5, 5, "--method", "chains")
+    _, chains = run_dbscan(seq, work, spec, eps, 5, "--method", "chains")
     assert chains["working_bytes"] > expected
 
 
