@@ -10,7 +10,8 @@
  *     they read the same ranges. The grid is an exact hash table of the occupied cells (side
  *     eps): each cell is claimed by one of its points with compare-and-swap (linear probing),
  *     and a counting sort (atomic histogram, prefix sum, atomic scatter) groups the points by
- *     cell.
+ *     cell. Up to d = 3 each occupied cell then lists its occupied neighbouring cells' ranges
+ *     (db_build_neighbour_lists), so that the phases below read a list instead of probing.
  *  2. core: count neighbours up to min_pts (the count stops early).
  *  3. union: every core point links to each core neighbour at a smaller position with a
  *     lock-free union-find (compare-and-swap that hangs the larger root under the smaller one;
