@@ -124,12 +124,22 @@ static inline unsigned long db_slot_hash(const db_view *v, const long *cell) {
   return (h ^ (h >> 29)) & v->slot_mask;
 }
 
+/* The first position of slot h's points: after the counting sort (db_build_grid) start[h] holds
+ * where slot h's points end, so they begin where slot h - 1's end. */
+static inline long db_slot_begin(const long *start, unsigned long h) { return h ? start[h - 1] : 0; }
+
+/* Neighbouring cell a (0 .. 3^d - 1) of cell `home`: offsets -1, 0, +1 along each dimension,
+ * the first dimension varying fastest. */
+static inline void db_neighbour_cell(const long *home, size_t d, size_t a, long *cell) {
+  for (size_t j = 0; j < d; j++, a /= 3) cell[j] = home[j] + (long)(a % 3) - 1;
+}
+
 /* The positions [*first, *last) of the points in `cell`; 0 when no point is in it. Linear
  * probing from the cell's hash: a slot belongs to the cell of its first point, and a free slot
  * (an empty range) ends the search. The table has at least twice as many slots as points. */
 static inline int db_cell_range(const db_view *v, const long *cell, size_t *first, size_t *last) {
   for (unsigned long h = db_slot_hash(v, cell);; h = (h + 1) & v->slot_mask) {
-    const long f = h ? v->start[h - 1] : 0, l = v->start[h];
+    const long f = db_slot_begin(v->start, h), l = v->start[h];
     if (f == l) return 0;
     if (db_same_cell(v, v->xs + (size_t)f * v->d, cell)) {
       *first = (size_t)f;
@@ -144,8 +154,12 @@ static inline void db_cursor_init(const db_view *v, size_t s, db_cursor *c) {
   c->level = 0;
   c->child[0] = 0;
   c->pos = c->end = 0;
-  if (v->kind == DB_INDEX_GRID && v->near) c->cell = v->cell_of[s];
-  if (v->kind == DB_INDEX_GRID && !v->near) db_cell_of(v, v->xs + s * v->d, c->home);
+  if (v->kind == DB_INDEX_GRID) {
+    if (v->near)
+      c->cell = v->cell_of[s];
+    else
+      db_cell_of(v, v->xs + s * v->d, c->home);
+  }
   if (v->kind == DB_INDEX_DIRECTORY)
     for (int l = 0; l < v->levels; l++) c->point[l] = (double)v->xs[s * v->d + (size_t)l];
 }
@@ -179,7 +193,7 @@ static inline int db_next_range(const db_view *v, db_cursor *c, size_t *first, s
   if (v->kind == DB_INDEX_GRID) {
     while (++c->around < v->cells_around) {
       long cell[DB_GRID_MAX_DIM];
-      for (size_t j = 0, t = (size_t)c->around; j < v->d; j++, t /= 3) cell[j] = c->home[j] + (long)(t % 3) - 1;
+      db_neighbour_cell(c->home, v->d, (size_t)c->around, cell);
       if (db_cell_range(v, cell, first, last)) return 1;
     }
     return 0;
@@ -318,8 +332,8 @@ typedef struct {
 
 static inline db_view db_make_view(db_geometry g, const float *xs, const double *lo, const long *start,
                                    const float *node_lo, const float *node_hi, const int *cell_of, const int *near) {
-  const db_view v = {xs,      lo,      start, node_lo,   node_hi,        cell_of,  near,     g.n,     g.d,
-                     g.eps,   g.inv_eps, g.slot_mask, g.kind, g.cells_around, g.levels, g.fanout};
+  const db_view v = {xs,  lo,    start,     node_lo,     node_hi, cell_of,        near,     g.n,
+                     g.d, g.eps, g.inv_eps, g.slot_mask, g.kind,  g.cells_around, g.levels, g.fanout};
   return v;
 }
 
@@ -332,7 +346,7 @@ DEV_FUNCS_END
 
 /* The index as the functions below receive it: scalars, and the device arrays one by one (so that
  * each is translated to its device address when a target region captures it). */
-#define DB_INDEX_PARAMS                                                                                         \
+#define DB_INDEX_PARAMS                                                                                              \
   db_geometry geo, const float *xs, const double *lo, const long *start, const float *node_lo, const float *node_hi, \
       const int *cell_of, const int *near
 #define DB_INDEX_ARGS geo, xs, lo, start, node_lo, node_hi, cell_of, near
@@ -685,8 +699,8 @@ static int db_build_directory(const float *x, size_t n, size_t d, int levels, in
  * start[h]), start[-1] read as 0: each slot's cursor of the scatter ends where its points end, so
  * the sort needs no second table) and cell_slot (each point's slot). The view reads x, not yet
  * xs. 0, or -1 with a pc_fail message (memory for the prefix sum). */
-static int db_build_grid(db_geometry geo, const float *x, const double *lo, long *start, int *claim, unsigned *cell_slot,
-                         int *order) {
+static int db_build_grid(db_geometry geo, const float *x, const double *lo, long *start, int *claim,
+                         unsigned *cell_slot, int *order) {
   const size_t n = geo.n, d = geo.d, nslots = (size_t)geo.slot_mask + 1;
   PAR_FOR()
   for (size_t h = 0; h < nslots; h++) {
@@ -730,17 +744,11 @@ static int db_build_neighbour_lists(db_geometry geo, const float *xs, const doub
                                     int **near_out, size_t *cells_out) {
   const size_t n = geo.n, d = geo.d, around = (size_t)geo.cells_around;
   PAR_FOR()
-  for (size_t s = 0; s < n; s++) {
-    const unsigned h = cell_slot[order[s]];
-    cell_rank[s] = (long)s == (h ? start[h - 1] : 0);
-  }
+  for (size_t s = 0; s < n; s++) cell_rank[s] = (long)s == db_slot_begin(start, cell_slot[order[s]]);
   const long cells = pc_exclusive_scan(cell_rank, n);
   if (cells < 0) return -1;
   PAR_FOR()
-  for (size_t s = 0; s < n; s++) {
-    const unsigned h = cell_slot[order[s]];
-    cell_of[s] = (int)cell_rank[h ? start[h - 1] : 0];
-  }
+  for (size_t s = 0; s < n; s++) cell_of[s] = (int)cell_rank[db_slot_begin(start, cell_slot[order[s]])];
   size_t entries = 0;
   if (pc_mul_size((size_t)cells, 2 * around, &entries, "grid neighbour lists") != 0) return -1;
   int *near = pc_try_alloc(entries, sizeof *near, "grid neighbour lists");
@@ -749,15 +757,14 @@ static int db_build_neighbour_lists(db_geometry geo, const float *xs, const doub
   DEV_ENTER(map(alloc : near[0 : entries]))
   PAR_FOR()
   for (size_t s = 0; s < n; s++) {
-    const unsigned h = cell_slot[order[s]];
-    if ((long)s != (h ? start[h - 1] : 0)) continue; /* a cell's first position writes its list */
+    if ((long)s != db_slot_begin(start, cell_slot[order[s]])) continue; /* a cell's first position writes its list */
     const db_view v = db_make_view(geo, xs, lo, start, NULL, NULL, NULL, NULL);
     long home[DB_GRID_MAX_DIM], cell[DB_GRID_MAX_DIM];
     db_cell_of(&v, xs + s * d, home);
     int *list = near + (size_t)cell_of[s] * around * 2;
     size_t filled = 0, first, last;
     for (size_t a = 0; a < around; a++) {
-      for (size_t j = 0, t = a; j < d; j++, t /= 3) cell[j] = home[j] + (long)(t % 3) - 1;
+      db_neighbour_cell(home, d, a, cell);
       if (db_cell_range(&v, cell, &first, &last)) {
         list[2 * filled] = (int)first;
         list[2 * filled + 1] = (int)last;
@@ -879,7 +886,8 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   const double t_start = pc_now();
   double t0 = t_start;
   /* on the host, as the paper does: timed as the index phase */
-  if (kind == DB_INDEX_DIRECTORY && (rc = db_build_directory(x, n, d, geo.levels, geo.fanout, order, start, node_lo, node_hi)) != 0)
+  if (kind == DB_INDEX_DIRECTORY &&
+      (rc = db_build_directory(x, n, d, geo.levels, geo.fanout, order, start, node_lo, node_hi)) != 0)
     goto done;
   const double t_dir = pc_now() - t0;
   t0 = pc_now();
@@ -909,7 +917,8 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
       for (size_t j = 0; j < d; j++) xs[s * d + j] = x[(size_t)order[s] * d + j];
   }
   if (!rc && listed &&
-      (rc = db_build_neighbour_lists(geo, xs, lo, start, order, (unsigned *)scratch, root_rank, cell_of, &near, &cells)) == 0)
+      (rc = db_build_neighbour_lists(geo, xs, lo, start, order, (unsigned *)scratch, root_rank, cell_of, &near,
+                                     &cells)) == 0)
     result->working_bytes += cells * (size_t)geo.cells_around * 2 * sizeof(int);
   t0 = pc_now();
   result->phase_s[DB_PHASE_INDEX] = t_dir + (t0 - t1);

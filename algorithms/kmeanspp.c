@@ -4,9 +4,10 @@
  * Every run of a sampler advances together, so a round costs two passes over the device
  * whatever the number of runs (Okuda's design launches kernels per run and leaves a modern GPU
  * idle; the runs of one chunk are independent):
- *  1. masses: one team per (run, span of points: kmpp_team_span). Its threads update D(i)^2 against
- *     the run's points of the previous round (one point per GPU thread, dimension-major data
- *     read coalesced, Okuda section 3.2) and write the masses to team-local memory; then a
+ *  1. masses: one team per (run, span of points: kmpp_team_span). Its threads update D(i)^2
+ *     against the run's points of the previous round (one point per GPU thread,
+ *     dimension-major data read coalesced, Okuda section 3.2) and write the masses to
+ *     team-local memory; then a
  *     thread per block of the scan sums them in order (the scan's fixed order) into the
  *     block's prefix sums and total.
  *  2. picks: one team per run. One thread adds the run's block totals in order into offsets;

@@ -184,9 +184,9 @@ static inline __attribute__((always_inline)) void kmpp_nearest_point(const doubl
 _Static_assert(KMPP_REG_DIMS == 8, "KMPP_SWITCH_DIMS: one case per d up to KMPP_REG_DIMS");
 DEV_FUNCS_END
 
-/* kmpp_masses in a kernel with a register budget (KMPP_MASSES_LIMIT): a team takes
- * span of points of one run (kmpp_team_span); for d <= KMPP_REG_DIMS and at most KMPP_STAGE_PICKS draws a
- * round it stages the round's chosen points and each thread holds its points in registers
+/* kmpp_masses in a kernel with a register budget (KMPP_MASSES_LIMIT): a team takes a span of
+ * points of one run (kmpp_team_span); for d <= KMPP_REG_DIMS and at most KMPP_STAGE_PICKS draws
+ * a round it stages the round's chosen points and each thread holds its points in registers
  * (kmpp_masses_span), else it takes the portable generic loop; then each block of the team's
  * points is summed in order. */
 static int kmpp_gpu_masses(const kmpp_points *p, kmpp_sampler *s, const long *fresh, size_t stride) {

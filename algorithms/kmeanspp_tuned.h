@@ -77,11 +77,12 @@ static inline size_t kmpp_blocks(size_t n) { return (n + PC_SCAN_BLOCK - 1) / PC
  * idle, so a chunk of 1,414 points in 42 runs takes 252 teams, not 42. A block's masses are summed
  * in order by one thread whatever the span, so the picks do not depend on it. */
 static inline size_t kmpp_team_span(size_t n, int runs) {
-  size_t blocks = KMPP_TEAM_POINTS / PC_SCAN_BLOCK;
+  size_t span = KMPP_TEAM_POINTS;
+  if (!pc_offloading()) return span;
   const size_t wanted = (size_t)KMPP_TEAMS_PER_SM * (size_t)pc_device_multiprocessors();
-  while (pc_offloading() && blocks > 1 && (n + blocks * PC_SCAN_BLOCK - 1) / (blocks * PC_SCAN_BLOCK) * (size_t)runs < wanted)
-    blocks /= 2;
-  return blocks * PC_SCAN_BLOCK;
+  while (span > PC_SCAN_BLOCK && (n + span - 1) / span * (size_t)runs < wanted)
+    span = span / PC_SCAN_BLOCK / 2 * PC_SCAN_BLOCK;
+  return span;
 }
 
 DEV_FUNCS_BEGIN
