@@ -63,7 +63,16 @@ PC_KNOB(DB_RANGE_BATCH)
 #endif
 PC_KNOB(DB_START_WINDOW)
 
-const char *const db_index_names[3] = {"none", "grid", "directory"};
+/* Positions per tile of the tiled distance tests (d >= DB_TILED_MIN_DIM): candidates tested
+ * against a point at once, a bit each in an unsigned mask */
+#define DB_TILE_DEFAULT 16
+#ifndef DB_TILE
+#define DB_TILE DB_TILE_DEFAULT
+#endif
+PC_KNOB(DB_TILE)
+_Static_assert(DB_TILE >= 1 && DB_TILE <= 32, "a tile's candidates are the bits of an unsigned mask");
+
+const char *const db_index_names[5] = {"none", "grid", "directory", "projected", "auto"};
 const char *const db_phase_names[DB_NPHASES] = {"h2d", "index", "core", "connect", "label", "d2h"};
 
 /* The grid's limit on the span of the data in cells along any dimension (see the cell width). */
@@ -79,6 +88,7 @@ DEV_FUNCS_BEGIN
  * Points are named by their position in xs (index order). */
 typedef struct {
   const float *xs;       /* the points in index order */
+  const float *xt;       /* d >= DB_TILED_MIN_DIM: the same, tile by tile (db_tile_within); else NULL */
   const double *lo;      /* grid: per-dimension minimum (grid origin) */
   const long *start;     /* grid: slot h of the cell table holds positions [start[h-1], start[h])
                           * (start[-1] read as 0),
@@ -89,9 +99,12 @@ typedef struct {
                           * its occupied neighbouring cells first, then empty ones (0, 0) */
   size_t n, d;
   double eps, inv_eps;
+  float inside2, outside2; /* tiles: float squared distances surely within eps / surely beyond it */
   unsigned long slot_mask;
-  int kind;              /* a db_index_kind */
-  int cells_around;      /* grid: 3^d */
+  int kind;              /* a db_index_kind: none, grid (the projected grid included) or directory */
+  int gd;                /* grid: its dimensions, gdim[0 .. gd) (all d for the grid, the widest 3 projected) */
+  int gdim[DB_GRID_MAX_DIM];
+  int cells_around;      /* grid: 3^gd */
   int levels, fanout;    /* directory */
 } db_view;
 
@@ -105,22 +118,26 @@ typedef struct {
   size_t pos, end;
 } db_cursor;
 
+/* The grid cell of a point (its row of d coordinates): gd cell numbers, one per grid dimension. */
 static inline void db_cell_of(const db_view *v, const float *row, long *cell) {
-  for (size_t j = 0; j < v->d; j++) cell[j] = (long)floor(((double)row[j] - v->lo[j]) * v->inv_eps);
+  for (int j = 0; j < v->gd; j++) {
+    const int k = v->gdim[j];
+    cell[j] = (long)floor(((double)row[k] - v->lo[k]) * v->inv_eps);
+  }
 }
 
 static inline int db_same_cell(const db_view *v, const float *row, const long *cell) {
   long other[DB_GRID_MAX_DIM];
   db_cell_of(v, row, other);
   int same = 1;
-  for (size_t j = 0; j < v->d; j++) same &= other[j] == cell[j];
+  for (int j = 0; j < v->gd; j++) same &= other[j] == cell[j];
   return same;
 }
 
 /* The cell table slot where probing for a cell starts. */
 static inline unsigned long db_slot_hash(const db_view *v, const long *cell) {
   unsigned long h = 1469598103934665603UL;
-  for (size_t j = 0; j < v->d; j++) h = (h ^ (unsigned long)cell[j]) * 1099511628211UL;
+  for (int j = 0; j < v->gd; j++) h = (h ^ (unsigned long)cell[j]) * 1099511628211UL;
   return (h ^ (h >> 29)) & v->slot_mask;
 }
 
@@ -128,10 +145,10 @@ static inline unsigned long db_slot_hash(const db_view *v, const long *cell) {
  * where slot h's points end, so they begin where slot h - 1's end. */
 static inline long db_slot_begin(const long *start, unsigned long h) { return h ? start[h - 1] : 0; }
 
-/* Neighbouring cell a (0 .. 3^d - 1) of cell `home`: offsets -1, 0, +1 along each dimension,
- * the first dimension varying fastest. */
-static inline void db_neighbour_cell(const long *home, size_t d, size_t a, long *cell) {
-  for (size_t j = 0; j < d; j++, a /= 3) cell[j] = home[j] + (long)(a % 3) - 1;
+/* Neighbouring cell a (0 .. 3^gd - 1) of cell `home`: offsets -1, 0, +1 along each grid
+ * dimension, the first varying fastest. */
+static inline void db_neighbour_cell(const long *home, int gd, size_t a, long *cell) {
+  for (int j = 0; j < gd; j++, a /= 3) cell[j] = home[j] + (long)(a % 3) - 1;
 }
 
 /* The positions [*first, *last) of the points in `cell`; 0 when no point is in it. Linear
@@ -193,7 +210,7 @@ static inline int db_next_range(const db_view *v, db_cursor *c, size_t *first, s
   if (v->kind == DB_INDEX_GRID) {
     while (++c->around < v->cells_around) {
       long cell[DB_GRID_MAX_DIM];
-      db_neighbour_cell(c->home, v->d, (size_t)c->around, cell);
+      db_neighbour_cell(c->home, v->gd, (size_t)c->around, cell);
       if (db_cell_range(v, cell, first, last)) return 1;
     }
     return 0;
@@ -238,6 +255,53 @@ static inline int db_within(const float *x, size_t d, size_t p, size_t q, double
     s += diff * diff;
   }
   return s <= eps2;
+}
+
+/* The tiled distance tests, d >= DB_TILED_MIN_DIM. xt holds the points of xs a tile of DB_TILE
+ * positions at a time, feature by feature within a tile: position s's feature j is
+ * xt[(s / DB_TILE * d + j) * DB_TILE + s % DB_TILE], so a tile's values of one feature are
+ * DB_TILE consecutive floats (one vector on the CPU; one broadcast read for a GPU warp, whose
+ * threads mostly test the same candidates). */
+static inline float db_tile_coord(const float *xt, size_t d, size_t s, size_t j) {
+  return xt[(s / DB_TILE * d + j) * DB_TILE + s % DB_TILE];
+}
+
+/* The bits of tile t's positions that lie in [first, last). */
+static inline unsigned db_range_mask(size_t t, size_t first, size_t last) {
+  unsigned m = 0;
+  for (int c = 0; c < DB_TILE; c++) {
+    const size_t q = t * DB_TILE + (size_t)c;
+    m |= (unsigned)(q >= first && q < last) << c;
+  }
+  return m;
+}
+
+/* Which of tile t's positions named by `mask` lie within eps of position s: exactly db_within's
+ * answer, found cheaply. The squared distances of the whole tile are summed in float; one below
+ * v->inside2 or above v->outside2 is decided by it, since those bounds keep a margin wider than
+ * the float sum's rounding error (db_float_bounds); the rare one in between is tested again by
+ * db_within, in double. */
+static inline unsigned db_tile_within(const db_view *v, size_t s, size_t t, unsigned mask, double eps2) {
+  if (!mask) return 0;
+  const size_t d = v->d;
+  const float *tile = v->xt + t * d * DB_TILE;
+  float acc[DB_TILE];
+  PC_UNROLL
+  for (int c = 0; c < DB_TILE; c++) acc[c] = 0.0f;
+  for (size_t j = 0; j < d; j++) {
+    const float p = db_tile_coord(v->xt, d, s, j);
+    PC_UNROLL
+    for (int c = 0; c < DB_TILE; c++) {
+      const float diff = p - tile[j * DB_TILE + (size_t)c];
+      acc[c] += diff * diff;
+    }
+  }
+  unsigned within = 0;
+  for (int c = 0; c < DB_TILE; c++) {
+    if (!(mask >> c & 1u) || acc[c] > v->outside2) continue;
+    if (acc[c] <= v->inside2 || db_within(v->xs, d, s, t * DB_TILE + (size_t)c, eps2)) within |= 1u << c;
+  }
+  return within;
 }
 
 /* The root of a's set. Every link points to a smaller index, so a root is the smallest member
@@ -326,15 +390,98 @@ static inline void db_mark(const db_chain *c, int q) {
 typedef struct {
   size_t n, d;
   double eps, inv_eps;
+  float inside2, outside2;
   unsigned long slot_mask;
-  int kind, cells_around, levels, fanout;
+  int tiled; /* the distances are tested a tile at a time (xt) */
+  int kind, gd, gdim[DB_GRID_MAX_DIM], cells_around, levels, fanout;
 } db_geometry;
 
-static inline db_view db_make_view(db_geometry g, const float *xs, const double *lo, const long *start,
-                                   const float *node_lo, const float *node_hi, const int *cell_of, const int *near) {
-  const db_view v = {xs,  lo,    start,     node_lo,     node_hi, cell_of,        near,     g.n,
-                     g.d, g.eps, g.inv_eps, g.slot_mask, g.kind,  g.cells_around, g.levels, g.fanout};
+static inline db_view db_make_view(db_geometry g, const float *xs, const float *xt, const double *lo,
+                                   const long *start, const float *node_lo, const float *node_hi, const int *cell_of,
+                                   const int *near) {
+  db_view v = {.xs = xs, .xt = g.tiled ? xt : NULL, .lo = lo, .start = start, .node_lo = node_lo, .node_hi = node_hi,
+               .cell_of = cell_of, .near = near, .n = g.n, .d = g.d, .eps = g.eps, .inv_eps = g.inv_eps,
+               .inside2 = g.inside2, .outside2 = g.outside2, .slot_mask = g.slot_mask, .kind = g.kind, .gd = g.gd,
+               .cells_around = g.cells_around, .levels = g.levels, .fanout = g.fanout};
+  for (int j = 0; j < DB_GRID_MAX_DIM; j++) v.gdim[j] = g.gdim[j];
   return v;
+}
+
+/* The three neighbourhood walks of the union-find method, each over the candidate ranges of
+ * position i, a candidate at a time (db_within) or, with tiles (v->xt), a tile at a time. */
+
+/* Position i's neighbours (itself included), counted up to `limit`. */
+static inline long db_count_neighbours(const db_view *v, size_t i, long limit, double eps2) {
+  db_cursor c;
+  long count = 0;
+  db_cursor_init(v, i, &c);
+  if (!v->xt) {
+    size_t q;
+    while (count < limit && db_next_candidate(v, &c, &q)) count += db_within(v->xs, v->d, i, q, eps2);
+    return count;
+  }
+  size_t first, last;
+  while (count < limit && db_next_range(v, &c, &first, &last))
+    for (size_t t = first / DB_TILE; t * DB_TILE < last && count < limit; t++)
+      count += __builtin_popcount(db_tile_within(v, i, t, db_range_mask(t, first, last), eps2));
+  return count;
+}
+
+/* Core position i joins the set of each core neighbour at a smaller position. `root` is i's root
+ * as this thread last saw it: a neighbour already under it costs one find. */
+static inline void db_link_core_neighbours(const db_view *v, size_t i, const int *core, int *parent, double eps2) {
+  db_cursor c;
+  size_t first, last;
+  int root = (int)i;
+  db_cursor_init(v, i, &c);
+  while (db_next_range(v, &c, &first, &last)) {
+    if (last > i) last = i;
+    if (!v->xt) {
+      for (size_t q = first; q < last; q++)
+        if (core[q] && db_within(v->xs, v->d, i, q, eps2)) {
+          const int other = db_find(parent, (int)q);
+          if (other != root) root = db_union(parent, root, other);
+        }
+      continue;
+    }
+    for (size_t t = first / DB_TILE; t * DB_TILE < last; t++) {
+      unsigned cores = db_range_mask(t, first, last);
+      for (int b = 0; b < DB_TILE; b++)
+        if (cores >> b & 1u) cores &= ~((unsigned)!core[t * DB_TILE + (size_t)b] << b);
+      for (unsigned m = db_tile_within(v, i, t, cores, eps2); m; m &= m - 1) {
+        const int other = db_find(parent, (int)(t * DB_TILE) + __builtin_ctz(m));
+        if (other != root) root = db_union(parent, root, other);
+      }
+    }
+  }
+}
+
+/* A non-core position's label: the smallest cluster id among its core neighbours (slabel of a
+ * core position), or -1 (noise). */
+static inline int db_border_label(const db_view *v, size_t s, const int *core, const int *slabel, double eps2) {
+  db_cursor c;
+  int best = INT_MAX;
+  db_cursor_init(v, s, &c);
+  if (!v->xt) {
+    size_t q;
+    while (db_next_candidate(v, &c, &q))
+      if (core[q] && slabel[q] < best && db_within(v->xs, v->d, s, q, eps2)) best = slabel[q];
+  } else {
+    size_t first, last;
+    while (db_next_range(v, &c, &first, &last))
+      for (size_t t = first / DB_TILE; t * DB_TILE < last; t++) {
+        unsigned better = db_range_mask(t, first, last);
+        for (int b = 0; b < DB_TILE; b++) {
+          const size_t q = t * DB_TILE + (size_t)b;
+          if (better >> b & 1u) better &= ~((unsigned)!(core[q] && slabel[q] < best) << b);
+        }
+        for (unsigned m = db_tile_within(v, s, t, better, eps2); m; m &= m - 1) {
+          const int label = slabel[t * DB_TILE + (size_t)__builtin_ctz(m)];
+          best = label < best ? label : best;
+        }
+      }
+  }
+  return best == INT_MAX ? -1 : best;
 }
 
 DEV_FUNCS_END
@@ -346,28 +493,23 @@ DEV_FUNCS_END
 
 /* The index as the functions below receive it: scalars, and the device arrays one by one (so that
  * each is translated to its device address when a target region captures it). */
-#define DB_INDEX_PARAMS                                                                                              \
-  db_geometry geo, const float *xs, const double *lo, const long *start, const float *node_lo, const float *node_hi, \
-      const int *cell_of, const int *near
-#define DB_INDEX_ARGS geo, xs, lo, start, node_lo, node_hi, cell_of, near
-#define DB_VIEW db_make_view(geo, xs, lo, start, node_lo, node_hi, cell_of, near)
+#define DB_INDEX_PARAMS                                                                                             \
+  db_geometry geo, const float *xs, const float *xt, const double *lo, const long *start, const float *node_lo, \
+      const float *node_hi, const int *cell_of, const int *near
+#define DB_INDEX_ARGS geo, xs, xt, lo, start, node_lo, node_hi, cell_of, near
+#define DB_VIEW db_make_view(geo, xs, xt, lo, start, node_lo, node_hi, cell_of, near)
 
 /* The default method: core flags (the count stops at min_pts), then every core point links to
  * each core neighbour at a smaller position. Leaves parent[] (over positions) a forest whose
  * trees are the components of core points. */
 static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, int *core, int *parent,
                                   db_result *result) {
-  const size_t n = geo.n, d = geo.d;
+  const size_t n = geo.n;
   double t0 = pc_now();
   PAR_FOR(DB_NEIGHBOUR_LOOP)
   for (size_t i = 0; i < n; i++) {
     const db_view v = DB_VIEW;
-    db_cursor c;
-    size_t q;
-    long count = 0;
-    db_cursor_init(&v, i, &c);
-    while (count < min_pts && db_next_candidate(&v, &c, &q)) count += db_within(xs, d, i, q, eps2);
-    core[i] = count >= min_pts;
+    core[i] = db_count_neighbours(&v, i, min_pts, eps2) >= min_pts;
     parent[i] = (int)i;
   }
   double t1 = pc_now();
@@ -377,16 +519,7 @@ static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, in
   for (size_t i = 0; i < n; i++) {
     if (!core[i]) continue;
     const db_view v = DB_VIEW;
-    db_cursor c;
-    size_t first, last;
-    int root = (int)i; /* i's root as this thread last saw it: a neighbour already under it costs one find */
-    db_cursor_init(&v, i, &c);
-    while (db_next_range(&v, &c, &first, &last))
-      for (size_t q = first; q < last && q < i; q++)
-        if (core[q] && db_within(xs, d, i, q, eps2)) {
-          const int other = db_find(parent, (int)q);
-          if (other != root) root = db_union(parent, root, other);
-        }
+    db_link_core_neighbours(&v, i, core, parent, eps2);
   }
   result->phase_s[DB_PHASE_CONNECT] = pc_now() - t1;
 }
@@ -709,7 +842,7 @@ static int db_build_grid(db_geometry geo, const float *x, const double *lo, long
   }
   PAR_FOR()
   for (size_t i = 0; i < n; i++) {
-    const db_view v = db_make_view(geo, x, lo, start, NULL, NULL, NULL, NULL);
+    const db_view v = db_make_view(geo, x, NULL, lo, start, NULL, NULL, NULL, NULL);
     long cell[DB_GRID_MAX_DIM];
     db_cell_of(&v, x + i * d, cell);
     unsigned long h = db_slot_hash(&v, cell);
@@ -758,13 +891,13 @@ static int db_build_neighbour_lists(db_geometry geo, const float *xs, const doub
   PAR_FOR()
   for (size_t s = 0; s < n; s++) {
     if ((long)s != db_slot_begin(start, cell_slot[order[s]])) continue; /* a cell's first position writes its list */
-    const db_view v = db_make_view(geo, xs, lo, start, NULL, NULL, NULL, NULL);
+    const db_view v = db_make_view(geo, xs, NULL, lo, start, NULL, NULL, NULL, NULL);
     long home[DB_GRID_MAX_DIM], cell[DB_GRID_MAX_DIM];
     db_cell_of(&v, xs + s * d, home);
     int *list = near + (size_t)cell_of[s] * around * 2;
     size_t filled = 0, first, last;
     for (size_t a = 0; a < around; a++) {
-      db_neighbour_cell(home, d, a, cell);
+      db_neighbour_cell(home, geo.gd, a, cell);
       if (db_cell_range(&v, cell, &first, &last)) {
         list[2 * filled] = (int)first;
         list[2 * filled + 1] = (int)last;
@@ -814,22 +947,79 @@ long db_number_clusters(size_t n, const int *core, const int *order, int *parent
   return clusters;
 }
 
+/* The tiles' float bounds (db_tile_within): a float sum of d squared differences is within
+ * (d + 2) 2^-24 of the exact sum, relatively (plus underflow, below 2^-126 a term), and
+ * db_within's double sum within (d + 2) 2^-53; bounds (d + 4) 2^-21 away from eps^2, rounded
+ * outwards, leave room for both. Outside 2^-100 < eps^2 < 2^100 nothing is decided in float. */
+static void db_float_bounds(double eps2, size_t d, float *inside2, float *outside2) {
+  *inside2 = -1.0f;
+  *outside2 = INFINITY;
+  if (!(eps2 > 0x1p-100 && eps2 < 0x1p100)) return;
+  const double margin = ((double)d + 4.0) * 0x1p-21, in = eps2 * (1.0 - margin), out = eps2 * (1.0 + margin);
+  if (margin >= 0.5) return;
+  *inside2 = (float)in;
+  if ((double)*inside2 > in) *inside2 = nextafterf(*inside2, 0.0f);
+  *outside2 = (float)out;
+  if ((double)*outside2 < out) *outside2 = nextafterf(*outside2, INFINITY);
+}
+
+/* Each dimension's smallest value (lo, on the host) and span (largest minus smallest): a
+ * reduction over the points a dimension at a time, where the points are (the device in the gpu
+ * variant). */
+static void db_bounds(const float *x, size_t n, size_t d, double *lo, double *span) {
+  for (size_t j = 0; j < d; j++) {
+    float least = INFINITY, most = -INFINITY;
+    PAR_FOR(reduction(min : least) reduction(max : most) GPU_REDUCTION(n))
+    for (size_t i = 0; i < n; i++) {
+      least = fminf(least, x[i * d + j]);
+      most = fmaxf(most, x[i * d + j]);
+    }
+    lo[j] = least;
+    span[j] = (double)most - (double)least;
+  }
+}
+
+/* The grid's dimensions: all d in order, or for the projected grid the gd of widest span (ties
+ * to the lower dimension), in increasing order. */
+static void db_grid_dimensions(const double *span, size_t d, int projected, int gd, int *gdim) {
+  int taken = 0;
+  for (size_t j = 0; j < d && taken < gd; j++) {
+    if (projected) { /* j is taken when fewer than gd dimensions are wider (ties to the lower) */
+      int wider = 0;
+      for (size_t k = 0; k < d; k++) wider += span[k] > span[j] || (span[k] == span[j] && k < j);
+      if (wider >= gd) continue;
+    }
+    gdim[taken++] = (int)j;
+  }
+}
+
 int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int *labels, unsigned char *is_core,
                db_result *result) {
   memset(result, 0, sizeof *result);
-  const int kind = params->index;
-  if (kind == DB_INDEX_GRID && d > DB_GRID_MAX_DIM)
-    return pc_fail("dbscan: the grid index supports d <= %d (this data has d = %zu); use --index none", DB_GRID_MAX_DIM, d);
+  db_index_kind used = params->index;
+  if (used == DB_INDEX_AUTO) used = d <= DB_PROJECTED_DIMS ? DB_INDEX_GRID : DB_INDEX_PROJECTED;
+  if (used == DB_INDEX_PROJECTED && d <= DB_PROJECTED_DIMS) used = DB_INDEX_GRID; /* the same grid */
+  result->index = used;
+  /* the projected grid is a grid over some of the dimensions: the phases below see a grid */
+  const int kind = used == DB_INDEX_PROJECTED ? DB_INDEX_GRID : (int)used;
+  if (used == DB_INDEX_GRID && d > DB_GRID_MAX_DIM)
+    return pc_fail("dbscan: the grid index supports d <= %d (this data has d = %zu); use --index projected",
+                   DB_GRID_MAX_DIM, d);
   /* Grid cells are a little wider than eps (by 2^-20), so that rounding in the cell of a point
    * (relative error about 2^-52 times its cell number, below DB_GRID_MAX_CELLS) can never put two
    * points at distance <= eps two cells apart. */
-  db_geometry geo = {n, d, params->eps, 1.0 / (params->eps * (1.0 + 0x1p-20)), 0, kind, 0, 0, 0};
+  db_geometry geo = {.n = n, .d = d, .eps = params->eps, .inv_eps = 1.0 / (params->eps * (1.0 + 0x1p-20)),
+                     .inside2 = -1.0f, .outside2 = INFINITY, .kind = kind};
   const double eps2 = params->eps * params->eps;
   const long min_pts = params->min_pts;
+  const int tiled = d >= DB_TILED_MIN_DIM && params->method == DB_METHOD_UNION_FIND; /* chains: a point at a time */
+  geo.tiled = tiled;
+  if (tiled) db_float_bounds(eps2, d, &geo.inside2, &geo.outside2);
   size_t nstart = 1, nnodes = 1, nslots = 1; /* entries of start[], of the node ranges, of the cell table */
   if (kind == DB_INDEX_GRID) {
+    geo.gd = used == DB_INDEX_PROJECTED ? DB_PROJECTED_DIMS : (int)d; /* its dimensions: below, with the spans */
     geo.cells_around = 1;
-    for (size_t j = 0; j < d; j++) geo.cells_around *= 3;
+    for (int j = 0; j < geo.gd; j++) geo.cells_around *= 3;
     while (nslots < 2 * n) nslots <<= 1; /* a power of two >= 2n: probes stay short, a slot is always free */
     geo.slot_mask = nslots - 1;
     nstart = nslots;
@@ -857,30 +1047,21 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   int *scratch = pc_try_alloc(n, sizeof *scratch, "grid cells, then labels in index order");
   long *root_rank = pc_try_alloc(n, sizeof *root_rank, "cluster numbering");
   int *core = pc_try_alloc(n, sizeof *core, "core flags");
-  const int listed = kind == DB_INDEX_GRID && d <= DB_NEAR_MAX_DIM; /* db_build_neighbour_lists */
+  const int listed = kind == DB_INDEX_GRID && geo.gd <= DB_NEAR_MAX_DIM; /* db_build_neighbour_lists */
   const size_t ncell_of = listed ? n : 1;
   int *cell_of = pc_try_alloc(ncell_of, sizeof *cell_of, "cell of each point");
+  const size_t nxt = tiled ? (n + DB_TILE - 1) / DB_TILE * DB_TILE * d : 1; /* whole tiles */
+  float *xt = pc_try_alloc(nxt, sizeof *xt, "points in tiles");
+  double *span = pc_try_alloc(nlo, sizeof *span, "spans of the dimensions");
   int *near = NULL;
   size_t cells = 0;
   int rc = 0;
   if (!lo || !start || !claim || !order || !xs || !node_lo || !node_hi || !parent || !lowest || !scratch ||
-      !root_rank || !core || !cell_of)
+      !root_rank || !core || !cell_of || !xt || !span)
     rc = -1;
   result->working_bytes = 2 * nx * sizeof(float) + nlo * sizeof(double) + nstart * sizeof(long) +
                           nslots * sizeof(int) + 2 * nnodes * sizeof(float) + n * (6 * sizeof(int) + sizeof(long)) +
-                          ncell_of * sizeof(int);
-  for (size_t j = 0; !rc && j < d; j++) {
-    double m = INFINITY, top = -INFINITY;
-    for (size_t i = 0; i < n; i++) {
-      m = fmin(m, (double)x[i * d + j]);
-      top = fmax(top, (double)x[i * d + j]);
-    }
-    lo[j] = m;
-    if (kind == DB_INDEX_GRID && (top - m) * geo.inv_eps >= DB_GRID_MAX_CELLS)
-      rc = pc_fail("dbscan: the grid index needs fewer than %.0f cells of side eps along each dimension (dimension %zu "
-                   "spans %g); use --index directory",
-                   DB_GRID_MAX_CELLS, j, top - m);
-  }
+                          ncell_of * sizeof(int) + (tiled ? nxt * sizeof(float) : 0);
   if (rc) goto done;
 
   const double t_start = pc_now();
@@ -891,22 +1072,32 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     goto done;
   const double t_dir = pc_now() - t0;
   t0 = pc_now();
-  /* device: in, x[n * d] points, lo[d] grid origin; in for the directory (built on the host),
+  /* device: in, x[n * d] points; lo[d] grid origin (db_bounds, then copied in); in for the directory (built on the host),
    * else made there: start[nstart] cell/page starts, order[n] index order, node_lo/node_hi[nnodes]
    * directory ranges; made there, xs[n * d] points in index order, claim[nslots] cell
    * table, per point (n) parent (union-find), lowest, scratch, root_rank, core
-   * flags, labels. */
-  DEV_ENTER(map(to : x[0 : nx], lo[0 : nlo])
+   * flags, labels; xt[nxt] the points in tiles (d >= DB_TILED_MIN_DIM). */
+  DEV_ENTER(map(to : x[0 : nx]) map(alloc : lo[0 : nlo])
             map(alloc : start[0 : nstart], order[0 : n], node_lo[0 : nnodes], node_hi[0 : nnodes], xs[0 : nx],
                 claim[0 : nslots], parent[0 : n], lowest[0 : n], scratch[0 : n], root_rank[0 : n],
-                core[0 : n], labels[0 : n], cell_of[0 : ncell_of]))
+                core[0 : n], labels[0 : n], cell_of[0 : ncell_of], xt[0 : nxt]))
   if (kind == DB_INDEX_DIRECTORY) {
     DEV_UPDATE(to(start[0 : nstart], order[0 : n], node_lo[0 : nnodes], node_hi[0 : nnodes]))
   }
   double t1 = pc_now();
   result->phase_s[DB_PHASE_H2D] = t1 - t0;
 
-  if (kind == DB_INDEX_GRID) rc = db_build_grid(geo, x, lo, start, claim, (unsigned *)scratch, order);
+  db_bounds(x, n, d, lo, span);
+  DEV_UPDATE(to(lo[0 : nlo]))
+  if (kind == DB_INDEX_GRID) {
+    db_grid_dimensions(span, d, used == DB_INDEX_PROJECTED, geo.gd, geo.gdim);
+    for (int j = 0; !rc && j < geo.gd; j++)
+      if (span[geo.gdim[j]] * geo.inv_eps >= DB_GRID_MAX_CELLS)
+        rc = pc_fail("dbscan: the grid index needs fewer than %.0f cells of side eps along each dimension (dimension "
+                     "%d spans %g); use --index directory",
+                     DB_GRID_MAX_CELLS, geo.gdim[j], span[geo.gdim[j]]);
+  }
+  if (!rc && kind == DB_INDEX_GRID) rc = db_build_grid(geo, x, lo, start, claim, (unsigned *)scratch, order);
   if (kind == DB_INDEX_NONE) {
     PAR_FOR()
     for (size_t i = 0; i < n; i++) order[i] = (int)i;
@@ -915,6 +1106,13 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     PAR_FOR()
     for (size_t s = 0; s < n; s++)
       for (size_t j = 0; j < d; j++) xs[s * d + j] = x[(size_t)order[s] * d + j];
+  }
+  if (!rc && tiled) { /* the last tile's padding is zeros, never tested (the tests' masks stop at n) */
+    PAR_FOR()
+    for (size_t e = 0; e < nxt; e++) {
+      const size_t t = e / (d * DB_TILE), j = e / DB_TILE % d, s = t * DB_TILE + e % DB_TILE;
+      xt[e] = s < n ? xs[s * d + j] : 0.0f;
+    }
   }
   if (!rc && listed &&
       (rc = db_build_neighbour_lists(geo, xs, lo, start, order, (unsigned *)scratch, root_rank, cell_of, &near,
@@ -945,14 +1143,8 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
         continue;
       }
       const db_view v = DB_VIEW;
-      db_cursor c;
-      size_t q;
-      int best = INT_MAX;
-      db_cursor_init(&v, s, &c);
-      while (db_next_candidate(&v, &c, &q))
-        if (core[q] && slabel[q] < best && db_within(xs, d, s, q, eps2)) best = slabel[q];
-      slabel[s] = best == INT_MAX ? -1 : best;
-      n_noise += best == INT_MAX;
+      slabel[s] = db_border_label(&v, s, core, slabel, eps2);
+      n_noise += slabel[s] < 0;
     }
     PAR_FOR()
     for (size_t s = 0; s < n; s++) labels[order[s]] = slabel[s];
@@ -970,7 +1162,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   }
   DEV_EXIT(map(delete : x[0 : nx], lo[0 : nlo], start[0 : nstart], order[0 : n], node_lo[0 : nnodes],
                node_hi[0 : nnodes], xs[0 : nx], claim[0 : nslots], parent[0 : n], lowest[0 : n],
-               scratch[0 : n], root_rank[0 : n], core[0 : n], labels[0 : n], cell_of[0 : ncell_of]))
+               scratch[0 : n], root_rank[0 : n], core[0 : n], labels[0 : n], cell_of[0 : ncell_of], xt[0 : nxt]))
   if (near) {
     const size_t nnear = cells * (size_t)geo.cells_around * 2;
     (void)nnear; /* used by the gpu variant's data directive */
@@ -984,6 +1176,6 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   result->border = (long)n - n_core - n_noise;
 done:
   free(lo), free(start), free(claim), free(order), free(xs), free(node_lo), free(node_hi), free(parent);
-  free(lowest), free(scratch), free(root_rank), free(core), free(cell_of), free(near);
+  free(lowest), free(scratch), free(root_rank), free(core), free(cell_of), free(near), free(xt), free(span);
   return rc;
 }

@@ -17,14 +17,20 @@
 #include <stddef.h>
 
 /* Neighbour search: every pair (no index, as CUDA-DClust); a uniform grid of cell side eps whose
- * cells are hashed into buckets (3^d cells are searched per point, so d is limited); or
- * CUDA-DClust*'s directory (`levels` levels of `fanout` quantile partitions, level l on
- * dimension l, built by sorting on the host). */
-typedef enum { DB_INDEX_NONE, DB_INDEX_GRID, DB_INDEX_DIRECTORY } db_index_kind;
+ * cells are hashed into buckets (3^d cells are searched per point, so d is limited); the same
+ * grid over the DB_PROJECTED_DIMS dimensions of widest span only (a neighbour within eps is
+ * within eps in every projection, so the 3^3 cells around a point's projected cell hold all its
+ * neighbours, at any d); CUDA-DClust*'s directory (`levels` levels of `fanout` quantile
+ * partitions, level l on dimension l, built by sorting on the host); or auto, resolved by
+ * dbscan_run: the grid up to d = DB_PROJECTED_DIMS, the projected grid above. From d =
+ * DB_TILED_MIN_DIM on, the distances are tested a tile of candidates at a time (dbscan.c). */
+typedef enum { DB_INDEX_NONE, DB_INDEX_GRID, DB_INDEX_DIRECTORY, DB_INDEX_PROJECTED, DB_INDEX_AUTO } db_index_kind;
 #define DB_GRID_MAX_DIM 8
+#define DB_PROJECTED_DIMS 3
+#define DB_TILED_MIN_DIM 4
 #define DB_DIR_MAX_LEVELS 8
 #define DB_DIR_MAX_PAGES (1 << 20)
-extern const char *const db_index_names[3]; /* "none", "grid", "directory" */
+extern const char *const db_index_names[5]; /* "none", "grid", "directory", "projected", "auto" */
 
 /* Timed phases. core: the core flags (union-find method); connect: the union-find, or the
  * chains' expansion, which finds the core points as it goes; label: cluster numbering and
@@ -61,6 +67,7 @@ typedef struct {
 } db_params;
 
 typedef struct {
+  db_index_kind index; /* the index the run used (auto resolved) */
   long clusters, core, border, noise;
   long rounds;     /* chains: expansion launches */
   size_t working_bytes; /* the arrays the run works on (on the GPU in the gpu variant), input copy included */
@@ -71,7 +78,7 @@ typedef struct {
 /*
  * Clusters n points of dimension d (row-major x). labels[0..n) receives the cluster ids (-1 for
  * noise); is_core, if not NULL, receives 1 for core points. Returns 0, or -1 with a pc_fail
- * message (d beyond DB_GRID_MAX_DIM with the grid index, a directory of more than
+ * message (d beyond DB_GRID_MAX_DIM with the grid index, a grid of too many cells, a directory of more than
  * DB_DIR_MAX_PAGES pages, sizes that cannot be allocated).
  */
 int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int *labels, unsigned char *is_core,

@@ -349,7 +349,8 @@ int pragmaclust_dbscan(const float *x, size_t n, size_t d, const pragmaclust_dbs
                    o->fanout);
   db_index_kind index;
   switch (o->index) {
-    case PRAGMACLUST_DBSCAN_INDEX_AUTO: index = d > DB_GRID_MAX_DIM ? DB_INDEX_NONE : DB_INDEX_GRID; break;
+    case PRAGMACLUST_DBSCAN_INDEX_AUTO: index = DB_INDEX_AUTO; break;
+    case PRAGMACLUST_DBSCAN_INDEX_PROJECTED: index = DB_INDEX_PROJECTED; break;
     case PRAGMACLUST_DBSCAN_INDEX_GRID: index = DB_INDEX_GRID; break;
     case PRAGMACLUST_DBSCAN_INDEX_DIRECTORY: index = DB_INDEX_DIRECTORY; break;
     case PRAGMACLUST_DBSCAN_INDEX_NONE: index = DB_INDEX_NONE; break;

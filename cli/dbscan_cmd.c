@@ -30,9 +30,11 @@ static const char usage[] =
     "INPUT: a text/CSV file, a .npy file, raw float32 with --shape N,D, or gen:uniform:... / gen:blobs:...\n"
     "  --eps E              neighbourhood radius (> 0)\n"
     "  --min-pts M          minimum neighbourhood size of a core point (>= 1)\n"
-    "  --index grid|directory|none  neighbour search: a hashed grid of cell side E (d <= 8; the\n"
-    "                       default there), CUDA-DClust*'s directory (quantile partitions of the\n"
-    "                       first dimensions, sorted on the host), or every pair (the default for d > 8)\n"
+    "  --index auto|grid|projected|directory|none  neighbour search: a hashed grid of cell side E\n"
+    "                       over every dimension (d <= 8), the same grid over the 3 dimensions of\n"
+    "                       widest span (any d), CUDA-DClust*'s directory (quantile partitions of the\n"
+    "                       first dimensions, sorted on the host), or every pair; auto (the default):\n"
+    "                       the grid for d <= 3, the projected grid above (the report's index_used)\n"
     "  --levels L           directory: levels, one dimension each (default 3)\n"
     "  --fanout F           directory: partitions per node (default 16)\n"
     "  --method union-find|chains  core flags + lock-free union-find (default), or CUDA-DClust's chains\n"
@@ -57,7 +59,8 @@ static const struct option own_options[] = {
 typedef struct {
   double eps;
   long long min_pts;
-  const char *index, *labels_path;
+  db_index_kind index;
+  const char *labels_path;
   db_method method;
   int chains, seed_list, levels, fanout;
 } dbscan_opts;
@@ -70,11 +73,14 @@ static void handle_option(int id, const char *arg, void *ctx) {
       if (!(o->eps > 0.0)) pc_die(PC_EXIT_USAGE, "option --eps: must be > 0, got '%s'", arg);
       break;
     case OPT_MIN_PTS: o->min_pts = pc_parse_int("--min-pts", arg, 1, 0x7fffffff); break;
-    case OPT_INDEX:
-      if (strcmp(arg, "grid") != 0 && strcmp(arg, "none") != 0 && strcmp(arg, "directory") != 0)
-        pc_die(PC_EXIT_USAGE, "option --index: expected grid, directory or none, got '%s'", arg);
-      o->index = arg;
+    case OPT_INDEX: {
+      int k = 0;
+      while (k <= DB_INDEX_AUTO && strcmp(arg, db_index_names[k]) != 0) k++;
+      if (k > DB_INDEX_AUTO)
+        pc_die(PC_EXIT_USAGE, "option --index: expected auto, grid, projected, directory or none, got '%s'", arg);
+      o->index = (db_index_kind)k;
       break;
+    }
     case OPT_LABELS: o->labels_path = arg; pc_io_output("--labels", arg); break;
     case OPT_METHOD:
       if (!strcmp(arg, "union-find")) o->method = DB_METHOD_UNION_FIND;
@@ -108,7 +114,7 @@ static int dbscan_once(void *ctx, int run, pc_sample *s) {
 }
 
 int pc_cmd_dbscan(int argc, char **argv) {
-  dbscan_opts o = {0.0, 0, NULL, NULL, DB_METHOD_UNION_FIND, DB_DEFAULT_CHAINS, DB_DEFAULT_SEED_LIST, DB_DEFAULT_LEVELS,
+  dbscan_opts o = {0.0, 0, DB_INDEX_AUTO, NULL, DB_METHOD_UNION_FIND, DB_DEFAULT_CHAINS, DB_DEFAULT_SEED_LIST, DB_DEFAULT_LEVELS,
                    DB_DEFAULT_FANOUT};
   pc_common_opts c;
   pc_cli_parse("dbscan", argc, argv, own_options, "", handle_option, &o, usage, &c);
@@ -120,9 +126,7 @@ int pc_cmd_dbscan(int argc, char **argv) {
   pc_run_start(&r, "dbscan", &c);
   pc_run_load(&r, &pts);
   const size_t n = pts.n, d = pts.d;
-  db_params params = {o.eps, (int)o.min_pts, DB_INDEX_GRID, o.method, o.chains, o.seed_list, o.levels, o.fanout};
-  if (o.index ? !strcmp(o.index, "none") : d > DB_GRID_MAX_DIM) params.index = DB_INDEX_NONE;
-  if (o.index && !strcmp(o.index, "directory")) params.index = DB_INDEX_DIRECTORY;
+  db_params params = {o.eps, (int)o.min_pts, o.index, o.method, o.chains, o.seed_list, o.levels, o.fanout};
   for (size_t e = 0; e < n * d; e++)
     if (!isfinite((double)pts.x[e] / o.eps))
       pc_die(PC_EXIT_USAGE, "dbscan: value %g divided by eps %g overflows the grid; rescale the data", (double)pts.x[e], o.eps);
@@ -149,6 +153,7 @@ int pc_cmd_dbscan(int argc, char **argv) {
       pc_json_int(j, "rounds", res.rounds);
     }
     pc_json_str(j, "index", db_index_names[params.index]);
+    pc_json_str(j, "index_used", db_index_names[res.index]);
     if (params.index == DB_INDEX_DIRECTORY) {
       pc_json_int(j, "levels", o.levels);
       pc_json_int(j, "fanout", o.fanout);
@@ -165,7 +170,7 @@ int pc_cmd_dbscan(int argc, char **argv) {
   }
   char what[256];
   snprintf(what, sizeof what, "eps=%g min_pts=%lld index=%s method=%s: %ld clusters, %ld core, %ld border, %ld noise", o.eps,
-           o.min_pts, db_index_names[params.index], o.method == DB_METHOD_CHAINS ? "chains" : "union-find", res.clusters,
+           o.min_pts, db_index_names[res.index], o.method == DB_METHOD_CHAINS ? "chains" : "union-find", res.clusters,
            res.core, res.border, res.noise);
   pc_run_finish(&r, what, NULL);
   free(run.labels), free(run.is_core);

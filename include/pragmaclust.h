@@ -186,10 +186,11 @@ int pragmaclust_stream(const float *x, size_t n, size_t d, const pragmaclust_str
 /* ---- DBSCAN ------------------------------------------------------------------------------- */
 
 typedef enum {
-  PRAGMACLUST_DBSCAN_INDEX_AUTO,      /* default: the grid for d <= 8, else none (as the CLI) */
-  PRAGMACLUST_DBSCAN_INDEX_GRID,      /* hashed grid of side eps (d <= 8) */
+  PRAGMACLUST_DBSCAN_INDEX_AUTO,      /* default: the grid for d <= 3, else the projected grid (as the CLI) */
+  PRAGMACLUST_DBSCAN_INDEX_GRID,      /* hashed grid of side eps over every dimension (d <= 8) */
   PRAGMACLUST_DBSCAN_INDEX_DIRECTORY, /* CUDA-DClust*'s directory of quantile partitions */
-  PRAGMACLUST_DBSCAN_INDEX_NONE       /* every pair */
+  PRAGMACLUST_DBSCAN_INDEX_NONE,      /* every pair */
+  PRAGMACLUST_DBSCAN_INDEX_PROJECTED  /* the grid over the 3 dimensions of widest span, any d */
 } pragmaclust_dbscan_index;
 
 typedef enum { PRAGMACLUST_DBSCAN_UNION_FIND, PRAGMACLUST_DBSCAN_CHAINS } pragmaclust_dbscan_method;

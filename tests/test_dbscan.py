@@ -14,10 +14,18 @@ import pytest
 from dbscan_reference import dbscan as reference
 from helpers import load_labels, write_points
 
-INDEXES = ("grid", "none", "directory")
+INDEXES = ("grid", "projected", "none", "directory")
 # the directory with a small fanout, so that the three levels and empty pages are exercised
-INDEX_ARGS = {"grid": ("--index", "grid"), "none": ("--index", "none"),
-              "directory": ("--index", "directory", "--levels", "3", "--fanout", "4")}
+INDEX_ARGS = {"grid": ("--index", "grid"), "projected": ("--index", "projected"), "none": ("--index", "none"),
+              "directory": ("--index", "directory", "--levels", "3", "--fanout", "4"), "auto": ()}
+
+
+def index_used(index, d):
+    """The index a run reports it used: auto is the grid up to d = 3 and the projected grid above,
+    and the projected grid of d <= 3 dimensions is the grid."""
+    if index in ("auto", "projected"):
+        return "grid" if d <= 3 else "projected"
+    return index
 # the union-find method, and CUDA-DClust's chains: with defaults, and with tiny seed lists and few
 # chains so that overflow, refill, new chains and splits all happen
 METHODS = {"union-find": (), "chains": ("--method", "chains"),
@@ -44,14 +52,17 @@ def check_against_reference(binary, work, x, eps, min_pts, index, method="union-
     assert rep["noise"] == int((want == -1).sum())
     assert rep["border"] == len(x) - rep["core"] - rep["noise"]
     assert rep["params"]["index"] == index
+    assert rep["params"]["index_used"] == index_used(index, np.asarray(x).shape[1])
 
 
 @pytest.mark.parametrize("method", sorted(METHODS))
 @pytest.mark.parametrize("index", INDEXES)
 @pytest.mark.parametrize("seed,n,d,eps,min_pts", [
     (1, 300, 1, 0.01, 3), (2, 400, 2, 0.05, 4), (3, 400, 2, 0.08, 10), (4, 300, 3, 0.15, 5),
-    (5, 250, 5, 0.35, 4), (6, 200, 8, 0.6, 3)])
+    (5, 250, 5, 0.35, 4), (6, 200, 8, 0.6, 3), (7, 203, 16, 0.2, 4), (8, 157, 33, 0.28, 3)])
 def test_random_inputs_match_reference(variant, work, index, method, seed, n, d, eps, min_pts):
+    if index == "grid" and d > 8:
+        pytest.skip("the grid over every dimension stops at d = 8 (test_grid_refuses_too_many_dimensions)")
     rng = np.random.default_rng(seed)
     centers = rng.random((4, d))
     x = np.concatenate([c + 0.03 * rng.standard_normal((n // 5, d)) for c in centers] + [rng.random((n - 4 * (n // 5), d))])
@@ -119,6 +130,8 @@ def test_real_data_identical_to_sklearn(seq, omp, gpu, work, data_dir, name, eps
     sklearn = pytest.importorskip("sklearn.cluster")
     if index == "none" and name == "birch1":
         pytest.skip("all pairs of 100k points is slow here; the index-free search is covered by s1 and aggregation")
+    if index == "projected":
+        pytest.skip("these data sets are 2-D, where the projected grid is the grid")
     path = data_dir / f"{name}.txt"
     if not path.exists():
         pytest.skip(f"{path} not in DATA_DIR")
@@ -134,12 +147,54 @@ def test_real_data_identical_to_sklearn(seq, omp, gpu, work, data_dir, name, eps
             assert rep["clusters"] == want.max() + 1
 
 
-def test_high_dimension_uses_all_pairs_by_default(seq, work):
-    rng = np.random.default_rng(2)
-    x = np.concatenate([rng.normal(0, 0.05, (60, 12)), rng.normal(1, 0.05, (60, 12))])
-    labels, rep = run_dbscan(seq, work, write_points(work / "x.txt", x), 0.5, 5)
-    assert rep["params"]["index"] == "none"
-    assert np.array_equal(labels, reference(x.astype(np.float32), 0.5, 5)[0])
+@pytest.mark.parametrize("d", [1, 2, 3, 5, 8, 16, 33])
+def test_auto_index_by_dimension(variant, work, d):
+    """auto, the default, takes the grid up to d = 3 and the projected grid above, and says so."""
+    rng = np.random.default_rng(d)
+    x = np.concatenate([rng.normal(0, 0.05, (60, d)), rng.normal(1, 0.05, (60, d)), rng.random((20, d)) * 3])
+    check_against_reference(variant, work, x, 0.06 * np.sqrt(d) + 0.05, 5, "auto")
+
+
+def test_projected_grid_takes_the_widest_dimensions(seq, work):
+    """The projected grid's cells are over the 3 dimensions of widest span: a data set spread along
+    dimensions 4 to 6 and nearly flat in the others is cut into many cells, not a few."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(0, 0.001, (3000, 8))
+    x[:, 4:7] = rng.random((3000, 3)) * 5
+    labels, rep = run_dbscan(seq, work, write_points(work / "x.txt", x), 0.2, 4, "--index", "projected")
+    assert rep["params"]["index_used"] == "projected"
+    assert np.array_equal(labels, reference(x.astype(np.float32), 0.2, 4)[0])
+    # cells over dimensions 4..6: 25^3 of them, about 3000 occupied; over 0..2 there would be one
+    cells = len(np.unique(np.floor((x[:, 4:7] - x[:, 4:7].min(axis=0)) / (0.2 * (1 + 2.0**-20))), axis=0))
+    assert cells > 1000
+    n, d, slots = len(x), 8, 1 << (2 * len(x) - 1).bit_length()
+    tiles = -(-n // 16) * 16 * d
+    assert rep["working_bytes"] == (2 * n * d * 4 + d * 8 + slots * 12 + 2 * 4 + n * (6 * 4 + 8) + n * 4
+                                    + cells * 27 * 2 * 4 + tiles * 4)
+
+
+@pytest.mark.parametrize("d", [5, 8, 16])
+def test_tiled_distances_decide_pairs_within_an_ulp_of_eps_exactly(variant, work, d):
+    """From d = 4 on, distances are summed in float a tile at a time and only those near eps are
+    tested again in double. Each pair here is (0, ..., 0, s) and (v, s) with four coordinates of v
+    at 0.5 (so |v| = eps = 1 exactly), each moved by up to 2 float ulps: the double distance is
+    then eps, or just above or below it, where a float sum alone often decides wrongly. With
+    min_pts 2 a pair is one cluster when its double distance is <= eps and two noise points when
+    not, so every decision shows in the labels; the last coordinate s keeps the pairs apart."""
+    rng = np.random.default_rng(40 + d)
+    pairs, eps = 400, 1.0
+    x = np.zeros((2 * pairs, d), dtype=np.float32)
+    x[:, d - 1] = np.repeat(np.arange(pairs, dtype=np.float32) * 3, 2)
+    for p in range(pairs):
+        dims = rng.choice(d - 1, 4, replace=False)
+        x[2 * p + 1, dims] = np.float32(0.5) + rng.integers(-2, 3, 4).astype(np.float32) * np.float32(2.0**-24)
+    diff = x[1::2] - x[0::2]
+    d2 = (diff.astype(np.float64) ** 2).sum(axis=1)
+    assert 50 < (d2 <= eps * eps).sum() < pairs - 50, "the pairs should fall on both sides of eps"
+    f2 = (diff ** 2).sum(axis=1, dtype=np.float32)
+    assert ((f2 <= np.float32(eps * eps)) != (d2 <= eps * eps)).sum() > 20, "float alone should misjudge pairs"
+    for index in ("projected", "none", "directory"):
+        check_against_reference(variant, work, x, eps, 2, index)
 
 
 def test_report_fields(seq, work):
@@ -180,6 +235,7 @@ BAD = [
     (["--eps", "0.1", "--min-pts", "0"], "--min-pts"),
     (["--eps", "0.1", "--min-pts", "x"], "--min-pts"),
     (["--eps", "0.1", "--min-pts", "3", "--index", "kdtree"], "--index"),
+    (["--eps", "0.1", "--min-pts", "3", "--index", "Grid"], "--index"),
     (["--eps", "0.1", "--min-pts", "3", "--method", "optics"], "--method"),
     (["--eps", "0.1", "--min-pts", "3", "--index", "directory", "--levels", "0"], "--levels"),
     (["--eps", "0.1", "--min-pts", "3", "--index", "directory", "--levels", "9"], "--levels"),
@@ -201,7 +257,7 @@ def test_bad_options(seq, work, args, word):
 def test_grid_refuses_too_many_dimensions(seq, work):
     rc, _, err = seq.run("dbscan", "gen:uniform:n=100,d=9", "--eps", "0.1", "--min-pts", "3", "--index", "grid",
                          "--labels", work / "l.txt")
-    assert rc == 2 and "d <= 8" in err and "--index none" in err
+    assert rc == 2 and "d <= 8" in err and "--index projected" in err
     assert list(work.iterdir()) == []
 
 
