@@ -63,13 +63,20 @@ PC_KNOB(DB_RANGE_BATCH)
 #endif
 PC_KNOB(DB_START_WINDOW)
 
-/* Positions per tile of the tiled distance tests (d >= DB_TILED_MIN_DIM): candidates tested
+/* Positions per tile of the tiled distance tests: candidates tested
  * against a point at once, a bit each in an unsigned mask */
 #define DB_TILE_DEFAULT 16
 #ifndef DB_TILE
 #define DB_TILE DB_TILE_DEFAULT
 #endif
 PC_KNOB(DB_TILE)
+/* the d from which the union-find method tests distances a tile at a time (below, a candidate at a
+ * time in double is as fast or faster: docs/performance.md) */
+#define DB_TILED_MIN_DIM_DEFAULT 8
+#ifndef DB_TILED_MIN_DIM
+#define DB_TILED_MIN_DIM DB_TILED_MIN_DIM_DEFAULT
+#endif
+PC_KNOB(DB_TILED_MIN_DIM)
 _Static_assert(DB_TILE >= 1 && DB_TILE <= 32, "a tile's candidates are the bits of an unsigned mask");
 
 const char *const db_index_names[5] = {"none", "grid", "directory", "projected", "auto"};
@@ -269,6 +276,7 @@ static inline float db_tile_coord(const float *xt, size_t d, size_t s, size_t j)
 /* The bits of tile t's positions that lie in [first, last). */
 static inline unsigned db_range_mask(size_t t, size_t first, size_t last) {
   unsigned m = 0;
+  PC_UNROLL
   for (int c = 0; c < DB_TILE; c++) {
     const size_t q = t * DB_TILE + (size_t)c;
     m |= (unsigned)(q >= first && q < last) << c;
@@ -296,10 +304,16 @@ static inline unsigned db_tile_within(const db_view *v, size_t s, size_t t, unsi
       acc[c] += diff * diff;
     }
   }
-  unsigned within = 0;
+  unsigned within = 0, near = 0; /* near: to be tested again (acc stays in registers: every index constant) */
+  PC_UNROLL
   for (int c = 0; c < DB_TILE; c++) {
-    if (!(mask >> c & 1u) || acc[c] > v->outside2) continue;
-    if (acc[c] <= v->inside2 || db_within(v->xs, d, s, t * DB_TILE + (size_t)c, eps2)) within |= 1u << c;
+    within |= (unsigned)(acc[c] <= v->inside2) << c;
+    near |= (unsigned)(acc[c] <= v->outside2) << c;
+  }
+  within &= mask;
+  for (near &= mask & ~within; near; near &= near - 1) {
+    const int c = __builtin_ctz(near);
+    if (db_within(v->xs, d, s, t * DB_TILE + (size_t)c, eps2)) within |= 1u << c;
   }
   return within;
 }

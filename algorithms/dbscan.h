@@ -22,12 +22,10 @@
  * within eps in every projection, so the 3^3 cells around a point's projected cell hold all its
  * neighbours, at any d); CUDA-DClust*'s directory (`levels` levels of `fanout` quantile
  * partitions, level l on dimension l, built by sorting on the host); or auto, resolved by
- * dbscan_run: the grid up to d = DB_PROJECTED_DIMS, the projected grid above. From d =
- * DB_TILED_MIN_DIM on, the distances are tested a tile of candidates at a time (dbscan.c). */
+ * dbscan_run: the grid up to d = DB_PROJECTED_DIMS, the projected grid above. */
 typedef enum { DB_INDEX_NONE, DB_INDEX_GRID, DB_INDEX_DIRECTORY, DB_INDEX_PROJECTED, DB_INDEX_AUTO } db_index_kind;
 #define DB_GRID_MAX_DIM 8
 #define DB_PROJECTED_DIMS 3
-#define DB_TILED_MIN_DIM 4
 #define DB_DIR_MAX_LEVELS 8
 #define DB_DIR_MAX_PAGES (1 << 20)
 extern const char *const db_index_names[5]; /* "none", "grid", "directory", "projected", "auto" */

@@ -173,9 +173,9 @@ def test_projected_grid_takes_the_widest_dimensions(seq, work):
                                     + cells * 27 * 2 * 4 + tiles * 4)
 
 
-@pytest.mark.parametrize("d", [5, 8, 16])
+@pytest.mark.parametrize("d", [5, 8, 16, 33])
 def test_tiled_distances_decide_pairs_within_an_ulp_of_eps_exactly(variant, work, d):
-    """From d = 4 on, distances are summed in float a tile at a time and only those near eps are
+    """From d = 8 on (DB_TILED_MIN_DIM), distances are summed in float a tile at a time and only those near eps are
     tested again in double. Each pair here is (0, ..., 0, s) and (v, s) with four coordinates of v
     at 0.5 (so |v| = eps = 1 exactly), each moved by up to 2 float ulps: the double distance is
     then eps, or just above or below it, where a float sum alone often decides wrongly. With
