@@ -449,8 +449,8 @@ static inline void db_link_core_neighbours(const db_view *v, size_t i, const int
   int root = (int)i;
   db_cursor_init(v, i, &c);
   while (db_next_range(v, &c, &first, &last)) {
-    if (last > i) last = i;
     if (!v->xt) {
+      if (last > i) last = i;
       for (size_t q = first; q < last; q++)
         if (core[q] && db_within(v->xs, v->d, i, q, eps2)) {
           const int other = db_find(parent, (int)q);
@@ -458,8 +458,11 @@ static inline void db_link_core_neighbours(const db_view *v, size_t i, const int
         }
       continue;
     }
+    /* Tiles: every tile of the range is walked, those at or after i with an empty mask (no
+     * distance computed), so that the threads of a GPU warp, whose candidate ranges are the same,
+     * walk the same tiles in step and share each tile's reads. */
     for (size_t t = first / DB_TILE; t * DB_TILE < last; t++) {
-      unsigned cores = db_range_mask(t, first, last);
+      unsigned cores = db_range_mask(t, first, last < i ? last : i);
       for (int b = 0; b < DB_TILE; b++)
         if (cores >> b & 1u) cores &= ~((unsigned)!core[t * DB_TILE + (size_t)b] << b);
       for (unsigned m = db_tile_within(v, i, t, cores, eps2); m; m &= m - 1) {
