@@ -77,6 +77,21 @@ PC_KNOB(DB_TILE)
 #define DB_TILED_MIN_DIM DB_TILED_MIN_DIM_DEFAULT
 #endif
 PC_KNOB(DB_TILED_MIN_DIM)
+/* The block join of the union-find's links (db_link_by_blocks): positions a team takes, and
+ * candidates a round (at most 32: a bit each in a mask); the stage holds ROUND x d floats, so
+ * the join serves d <= DB_JOIN_MAX_DIM (16 KB of team memory) and larger d link a point at a time. */
+#define DB_JOIN_THREADS_DEFAULT 128
+#ifndef DB_JOIN_THREADS
+#define DB_JOIN_THREADS DB_JOIN_THREADS_DEFAULT
+#endif
+PC_KNOB(DB_JOIN_THREADS)
+#define DB_JOIN_ROUND_DEFAULT 32
+#ifndef DB_JOIN_ROUND
+#define DB_JOIN_ROUND DB_JOIN_ROUND_DEFAULT
+#endif
+PC_KNOB(DB_JOIN_ROUND)
+_Static_assert(DB_JOIN_ROUND >= 1 && DB_JOIN_ROUND <= 32, "a round's candidates are the bits of an unsigned mask");
+#define DB_JOIN_MAX_DIM 128
 _Static_assert(DB_TILE >= 1 && DB_TILE <= 32, "a tile's candidates are the bits of an unsigned mask");
 
 const char *const db_index_names[5] = {"none", "grid", "directory", "projected", "auto"};
@@ -516,11 +531,92 @@ DEV_FUNCS_END
 #define DB_INDEX_ARGS geo, xs, xt, lo, start, node_lo, node_hi, cell_of, near
 #define DB_VIEW db_make_view(geo, xs, xt, lo, start, node_lo, node_hi, cell_of, near)
 
+/* The union-find's links a block at a time (tiles, with the grid's neighbour lists, d <=
+ * DB_JOIN_MAX_DIM): one team per block of at most DB_JOIN_THREADS positions of one cell (block b
+ * is [block_first[b], block_first[b + 1]), n after the last), whose points share the cell's
+ * candidate ranges. The team takes them DB_JOIN_ROUND candidates a round: its threads stage the
+ * round's coordinates in team memory (feature by feature), then each thread tests its point
+ * against all of them from there, the squared distances summed in float in registers and decided
+ * as db_tile_within does (near eps: db_within again), and unites its point with each core
+ * neighbour at a smaller position. Rounds with no candidate before the block's last position are
+ * skipped. The end of each parallel loop is a barrier: the team's threads start every round
+ * together, whatever the unions of the round before did to their paths. */
+static void db_link_by_blocks(DB_INDEX_PARAMS, double eps2, const int *block_first, long blocks, const int *core,
+                              int *parent) {
+  const size_t n = geo.n, d = geo.d, around = (size_t)geo.cells_around;
+  const float inside2 = geo.inside2, outside2 = geo.outside2;
+  (void)lo, (void)start, (void)node_lo, (void)node_hi;
+  PAR_TEAMS_FOR(GPU_TEAMS(blocks < INT_MAX ? (int)blocks : INT_MAX, DB_JOIN_THREADS))
+  for (long b = 0; b < blocks; b++) {
+    float stage[DB_JOIN_ROUND * DB_JOIN_MAX_DIM];
+    TEAM_LOCAL(stage)
+    const size_t first = (size_t)block_first[b], end = b + 1 < blocks ? (size_t)block_first[b + 1] : n;
+    const int *list = near + (size_t)cell_of[first] * around * 2;
+    for (size_t r = 0; r < around && list[2 * r] != list[2 * r + 1]; r++) { /* bounds from global memory */
+      for (size_t q0 = (size_t)list[2 * r]; q0 < (size_t)list[2 * r + 1] && q0 + 1 < end; q0 += DB_JOIN_ROUND) {
+        const size_t left = (size_t)list[2 * r + 1] - q0, count = left < DB_JOIN_ROUND ? left : DB_JOIN_ROUND;
+        TEAM_PAR_FOR(default(firstprivate) shared(stage))
+        for (size_t e = 0; e < DB_JOIN_ROUND * d; e++) { /* feature j of candidate k at stage[j * ROUND + k] */
+          const size_t j = e / DB_JOIN_ROUND, k = e % DB_JOIN_ROUND;
+          stage[e] = k < count ? xs[(q0 + k) * d + j] : 0.0f;
+        }
+        TEAM_PAR_FOR(default(firstprivate) shared(stage))
+        for (size_t i = first; i < end; i++) {
+          if (!core[i] || q0 >= i) continue;
+          float acc[DB_JOIN_ROUND];
+          PC_UNROLL
+          for (int k = 0; k < DB_JOIN_ROUND; k++) acc[k] = 0.0f;
+          for (size_t j = 0; j < d; j++) {
+            const float p = db_tile_coord(xt, d, i, j); /* a warp's points: contiguous reads */
+            PC_UNROLL
+            for (int k = 0; k < DB_JOIN_ROUND; k++) {
+              const float diff = p - stage[j * DB_JOIN_ROUND + (size_t)k];
+              acc[k] += diff * diff;
+            }
+          }
+          unsigned within = 0, near_eps = 0, wanted = 0;
+          PC_UNROLL
+          for (int k = 0; k < DB_JOIN_ROUND; k++) {
+            const size_t q = q0 + (size_t)k;
+            wanted |= (unsigned)((size_t)k < count && q < i && core[q]) << k;
+            within |= (unsigned)(acc[k] <= inside2) << k;
+            near_eps |= (unsigned)(acc[k] <= outside2) << k;
+          }
+          within &= wanted;
+          for (near_eps &= wanted & ~within; near_eps; near_eps &= near_eps - 1) {
+            const int k = __builtin_ctz(near_eps);
+            if (db_within(xs, d, i, q0 + (size_t)k, eps2)) within |= 1u << k;
+          }
+          for (; within; within &= within - 1) db_union(parent, (int)i, (int)(q0 + (size_t)__builtin_ctz(within)));
+        }
+      }
+    }
+  }
+}
+
+/* Blocks for db_link_by_blocks: each cell's positions cut into runs of at most DB_JOIN_THREADS,
+ * in position order (cells are contiguous runs of positions, numbered in position order).
+ * cell_first (cells entries) and is_first (n) are scratch; block_first (n) receives the blocks'
+ * first positions. Returns the number of blocks, or -1 with a pc_fail message (prefix sum). */
+static long db_build_blocks(size_t n, const int *cell_of, int *cell_first, long *is_first, int *block_first) {
+  PAR_FOR()
+  for (size_t s = 0; s < n; s++)
+    if (s == 0 || cell_of[s] != cell_of[s - 1]) cell_first[cell_of[s]] = (int)s;
+  PAR_FOR()
+  for (size_t s = 0; s < n; s++) is_first[s] = (s - (size_t)cell_first[cell_of[s]]) % DB_JOIN_THREADS == 0;
+  const long blocks = pc_exclusive_scan(is_first, n);
+  if (blocks < 0) return -1;
+  PAR_FOR()
+  for (size_t s = 0; s < n; s++)
+    if ((s - (size_t)cell_first[cell_of[s]]) % DB_JOIN_THREADS == 0) block_first[is_first[s]] = (int)s;
+  return blocks;
+}
+
 /* The default method: core flags (the count stops at min_pts), then every core point links to
  * each core neighbour at a smaller position. Leaves parent[] (over positions) a forest whose
  * trees are the components of core points. */
-static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, int *core, int *parent,
-                                  db_result *result) {
+static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, const int *block_first, long blocks,
+                                  int *core, int *parent, db_result *result) {
   const size_t n = geo.n;
   double t0 = pc_now();
   PAR_FOR(DB_NEIGHBOUR_LOOP)
@@ -532,11 +628,15 @@ static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, in
   double t1 = pc_now();
   result->phase_s[DB_PHASE_CORE] = t1 - t0;
 
-  PAR_FOR(DB_NEIGHBOUR_LOOP)
-  for (size_t i = 0; i < n; i++) {
-    if (!core[i]) continue;
-    const db_view v = DB_VIEW;
-    db_link_core_neighbours(&v, i, core, parent, eps2);
+  if (blocks > 0) {
+    db_link_by_blocks(DB_INDEX_ARGS, eps2, block_first, blocks, core, parent);
+  } else {
+    PAR_FOR(DB_NEIGHBOUR_LOOP)
+    for (size_t i = 0; i < n; i++) {
+      if (!core[i]) continue;
+      const db_view v = DB_VIEW;
+      db_link_core_neighbours(&v, i, core, parent, eps2);
+    }
   }
   result->phase_s[DB_PHASE_CONNECT] = pc_now() - t1;
 }
@@ -1135,6 +1235,12 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
       (rc = db_build_neighbour_lists(geo, xs, lo, start, order, (unsigned *)scratch, root_rank, cell_of, &near,
                                      &cells)) == 0)
     result->working_bytes += cells * (size_t)geo.cells_around * 2 * sizeof(int);
+  /* tiles with neighbour lists: the union-find links a block at a time; scratch holds the blocks'
+   * starts until the labels (lowest and root_rank are free until then too) */
+  long blocks = 0;
+  if (!rc && tiled && listed && d <= DB_JOIN_MAX_DIM && params->method == DB_METHOD_UNION_FIND &&
+      (blocks = db_build_blocks(n, cell_of, lowest, root_rank, scratch)) < 0)
+    rc = -1;
   t0 = pc_now();
   result->phase_s[DB_PHASE_INDEX] = t_dir + (t0 - t1);
 
@@ -1142,7 +1248,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     rc = db_connect_chains(DB_INDEX_ARGS, eps2, params, core, parent, result);
     result->phase_s[DB_PHASE_CONNECT] = pc_now() - t0;
   } else if (!rc) {
-    db_connect_union_find(DB_INDEX_ARGS, eps2, min_pts, core, parent, result);
+    db_connect_union_find(DB_INDEX_ARGS, eps2, min_pts, scratch, blocks, core, parent, result);
   }
   t0 = pc_now();
 
