@@ -173,6 +173,21 @@ def test_projected_grid_takes_the_widest_dimensions(seq, work):
                                     + cells * 27 * 2 * 4 + tiles * 4)
 
 
+@pytest.mark.parametrize("d,min_pts", [(8, 5), (12, 20)])
+def test_block_join_over_cells_of_many_blocks(variant, work, d, min_pts):
+    """From d = 8 the union-find links a block of at most 128 positions of a projected cell at a
+    time, against its candidates 32 a round: blobs of several hundred points in one cell give
+    cells of several blocks, rounds cut inside ranges, and blocks that end inside a round."""
+    rng = np.random.default_rng(d)
+    centers = rng.random((3, d)) * 4
+    x = np.concatenate([c + 0.12 * rng.standard_normal((m, d)) for c, m in zip(centers, (700, 451, 263))]
+                       + [rng.random((150, d)) * 4])
+    eps = 0.45
+    cells = np.unique(np.floor((x - x.min(axis=0)) / eps)[:, np.argsort(-np.ptp(x, axis=0))[:3]], axis=0)
+    assert len(cells) < len(x) / 4, "cells should hold many points"
+    check_against_reference(variant, work, x, eps, min_pts, "projected")
+
+
 @pytest.mark.parametrize("d", [5, 8, 16, 33])
 def test_tiled_distances_decide_pairs_within_an_ulp_of_eps_exactly(variant, work, d):
     """From d = 8 on (DB_TILED_MIN_DIM), distances are summed in float a tile at a time and only those near eps are
