@@ -10,12 +10,18 @@
  *     they read the same ranges. The grid is an exact hash table of the occupied cells (side
  *     eps): each cell is claimed by one of its points with compare-and-swap (linear probing),
  *     and a counting sort (atomic histogram, prefix sum, atomic scatter) groups the points by
- *     cell. Up to d = 3 each occupied cell then lists its occupied neighbouring cells' ranges
+ *     cell. The projected grid is the same grid over the 3 dimensions of widest span. Up to 3
+ *     grid dimensions each occupied cell then lists its occupied neighbouring cells' ranges
  *     (db_build_neighbour_lists), so that the phases below read a list instead of probing.
+ *     From d = DB_TILED_MIN_DIM the points are also kept in tiles (xt) for the tiled tests.
  *  2. core: count neighbours up to min_pts (the count stops early).
  *  3. union: every core point links to each core neighbour at a smaller position with a
  *     lock-free union-find (compare-and-swap that hangs the larger root under the smaller one;
- *     finds halve paths), so a point only scans the ranges before its own position.
+ *     finds halve paths), so a point only scans the ranges before its own position. With tiles
+ *     and neighbour lists, a block of a cell's points at a time against candidates staged in
+ *     team memory (db_link_by_blocks).
+ * The distance test is always db_within's (double); the tiled walks sum in float first and test
+ * again in double only the pairs near eps (db_tile_within).
  *  4. label: each component is named by its smallest input index (atomic minimum); those
  *     points are numbered by a prefix sum over the input order (cluster ids in index order);
  *     core points take their component's id, border points the smallest id among their core
@@ -1189,11 +1195,11 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     goto done;
   const double t_dir = pc_now() - t0;
   t0 = pc_now();
-  /* device: in, x[n * d] points; lo[d] grid origin (db_bounds, then copied in); in for the directory (built on the host),
-   * else made there: start[nstart] cell/page starts, order[n] index order, node_lo/node_hi[nnodes]
-   * directory ranges; made there, xs[n * d] points in index order, claim[nslots] cell
-   * table, per point (n) parent (union-find), lowest, scratch, root_rank, core
-   * flags, labels; xt[nxt] the points in tiles (d >= DB_TILED_MIN_DIM). */
+  /* device: in, x[n * d] points; lo[d] grid origin (db_bounds, then copied in); in for the
+   * directory (built on the host), else made there: start[nstart] cell/page starts, order[n]
+   * index order, node_lo/node_hi[nnodes] directory ranges; made there, xs[n * d] points in index
+   * order, claim[nslots] cell table, per point (n) parent (union-find), lowest, scratch,
+   * root_rank, core flags, labels; xt[nxt] the points in tiles (d >= DB_TILED_MIN_DIM). */
   DEV_ENTER(map(to : x[0 : nx]) map(alloc : lo[0 : nlo])
             map(alloc : start[0 : nstart], order[0 : n], node_lo[0 : nnodes], node_hi[0 : nnodes], xs[0 : nx],
                 claim[0 : nslots], parent[0 : n], lowest[0 : n], scratch[0 : n], root_rank[0 : n],

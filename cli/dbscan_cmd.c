@@ -114,8 +114,8 @@ static int dbscan_once(void *ctx, int run, pc_sample *s) {
 }
 
 int pc_cmd_dbscan(int argc, char **argv) {
-  dbscan_opts o = {0.0, 0, DB_INDEX_AUTO, NULL, DB_METHOD_UNION_FIND, DB_DEFAULT_CHAINS, DB_DEFAULT_SEED_LIST, DB_DEFAULT_LEVELS,
-                   DB_DEFAULT_FANOUT};
+  dbscan_opts o = {0.0, 0, DB_INDEX_AUTO, NULL, DB_METHOD_UNION_FIND, DB_DEFAULT_CHAINS, DB_DEFAULT_SEED_LIST,
+                   DB_DEFAULT_LEVELS, DB_DEFAULT_FANOUT};
   pc_common_opts c;
   pc_cli_parse("dbscan", argc, argv, own_options, "", handle_option, &o, usage, &c);
   if (o.eps == 0.0) pc_die(PC_EXIT_USAGE, "dbscan: --eps E is required");
