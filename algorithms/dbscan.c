@@ -25,7 +25,8 @@
  *  4. label: each component is named by its smallest input index (atomic minimum); those
  *     points are numbered by a prefix sum over the input order (cluster ids in index order);
  *     core points take their component's id, border points the smallest id among their core
- *     neighbours; the labels are scattered back to input order.
+ *     neighbours (with tiles and lists, by blocks too: db_label_by_blocks); the labels are
+ *     scattered back to input order.
  * All device data (points, index, flags, parents, labels) is mapped once and stays on the GPU
  * through the phases.
  */
@@ -594,6 +595,74 @@ static void db_link_by_blocks(DB_INDEX_PARAMS, double eps2, const int *block_fir
             if (db_within(xs, d, i, q0 + (size_t)k, eps2)) within |= 1u << k;
           }
           for (; within; within &= within - 1) db_union(parent, (int)i, (int)(q0 + (size_t)__builtin_ctz(within)));
+        }
+      }
+    }
+  }
+}
+
+/* Border labels a block at a time, as db_link_by_blocks links: each non-core position's smallest
+ * cluster id among its core neighbours, kept in slabel between rounds (set to INT_MAX before;
+ * only its own thread writes it, and the rounds read slabel of core positions only). A block of
+ * core points only is skipped (a test every thread makes alike, from global memory). */
+static void db_label_by_blocks(DB_INDEX_PARAMS, double eps2, const int *block_first, long blocks, const int *core,
+                               int *slabel) {
+  const size_t n = geo.n, d = geo.d, around = (size_t)geo.cells_around;
+  const float inside2 = geo.inside2, outside2 = geo.outside2;
+  (void)lo, (void)start, (void)node_lo, (void)node_hi;
+  PAR_TEAMS_FOR(GPU_TEAMS(blocks < INT_MAX ? (int)blocks : INT_MAX, DB_JOIN_THREADS))
+  for (long b = 0; b < blocks; b++) {
+    float stage[DB_JOIN_ROUND * DB_JOIN_MAX_DIM];
+    TEAM_LOCAL(stage)
+    const size_t first = (size_t)block_first[b], end = b + 1 < blocks ? (size_t)block_first[b + 1] : n;
+    int border = 0;
+    for (size_t i = first; i < end; i++) border |= !core[i];
+    const int *list = near + (size_t)cell_of[first] * around * 2;
+    for (size_t r = 0; border && r < around && list[2 * r] != list[2 * r + 1]; r++) {
+      for (size_t q0 = (size_t)list[2 * r]; q0 < (size_t)list[2 * r + 1]; q0 += DB_JOIN_ROUND) {
+        const size_t left = (size_t)list[2 * r + 1] - q0, count = left < DB_JOIN_ROUND ? left : DB_JOIN_ROUND;
+        TEAM_PAR_FOR(default(firstprivate) shared(stage))
+        for (size_t e = 0; e < DB_JOIN_ROUND * d; e++) {
+          const size_t j = e / DB_JOIN_ROUND, k = e % DB_JOIN_ROUND;
+          stage[e] = k < count ? xs[(q0 + k) * d + j] : 0.0f;
+        }
+        TEAM_PAR_FOR(default(firstprivate) shared(stage))
+        for (size_t i = first; i < end; i++) {
+          if (core[i]) continue;
+          int best = slabel[i];
+          unsigned wanted = 0;
+          for (int k = 0; k < DB_JOIN_ROUND; k++) {
+            const size_t q = q0 + (size_t)k;
+            wanted |= (unsigned)((size_t)k < count && core[q] && slabel[q] < best) << k;
+          }
+          if (!wanted) continue;
+          float acc[DB_JOIN_ROUND];
+          PC_UNROLL
+          for (int k = 0; k < DB_JOIN_ROUND; k++) acc[k] = 0.0f;
+          for (size_t j = 0; j < d; j++) {
+            const float p = db_tile_coord(xt, d, i, j);
+            PC_UNROLL
+            for (int k = 0; k < DB_JOIN_ROUND; k++) {
+              const float diff = p - stage[j * DB_JOIN_ROUND + (size_t)k];
+              acc[k] += diff * diff;
+            }
+          }
+          unsigned within = 0, near_eps = 0;
+          PC_UNROLL
+          for (int k = 0; k < DB_JOIN_ROUND; k++) {
+            within |= (unsigned)(acc[k] <= inside2) << k;
+            near_eps |= (unsigned)(acc[k] <= outside2) << k;
+          }
+          within &= wanted;
+          for (near_eps &= wanted & ~within; near_eps; near_eps &= near_eps - 1) {
+            const int k = __builtin_ctz(near_eps);
+            if (db_within(xs, d, i, q0 + (size_t)k, eps2)) within |= 1u << k;
+          }
+          for (; within; within &= within - 1) {
+            const int label = slabel[q0 + (size_t)__builtin_ctz(within)];
+            best = label < best ? label : best;
+          }
+          slabel[i] = best;
         }
       }
     }
@@ -1264,7 +1333,22 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   long clusters = 0, n_core = 0, n_noise = 0;
   int *slabel = scratch;
   if (!rc && (clusters = db_number_clusters(n, core, order, parent, lowest, root_rank, slabel)) < 0) rc = -1;
-  if (!rc) {
+  /* with blocks: their starts again (scratch now holds the ids), into arrays the ids have freed */
+  if (!rc && blocks > 0 && (blocks = db_build_blocks(n, cell_of, parent, root_rank, lowest)) < 0) rc = -1;
+  if (!rc && blocks > 0) {
+    PAR_FOR()
+    for (size_t s = 0; s < n; s++)
+      if (!core[s]) slabel[s] = INT_MAX;
+    db_label_by_blocks(DB_INDEX_ARGS, eps2, lowest, blocks, core, slabel);
+    PAR_FOR(reduction(+ : n_core, n_noise) GPU_REDUCTION(n))
+    for (size_t s = 0; s < n; s++) {
+      n_core += core[s] != 0;
+      if (!core[s] && slabel[s] == INT_MAX) {
+        slabel[s] = -1;
+        n_noise++;
+      }
+    }
+  } else if (!rc) {
     PAR_FOR(reduction(+ : n_core, n_noise) DB_NEIGHBOUR_LOOP GPU_ONLY(num_teams(pc_reduction_teams(n))))
     for (size_t s = 0; s < n; s++) {
       if (core[s]) {
@@ -1275,6 +1359,8 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
       slabel[s] = db_border_label(&v, s, core, slabel, eps2);
       n_noise += slabel[s] < 0;
     }
+  }
+  if (!rc) {
     PAR_FOR()
     for (size_t s = 0; s < n; s++) labels[order[s]] = slabel[s];
   }
