@@ -19,13 +19,13 @@
  *     lock-free union-find (compare-and-swap that hangs the larger root under the smaller one;
  *     finds halve paths), so a point only scans the ranges before its own position. With tiles
  *     and neighbour lists, a block of a cell's points at a time against candidates staged in
- *     team memory (db_link_by_blocks).
+ *     team memory (db_walk_blocks).
  * The distance test is always db_within's (double); the tiled walks sum in float first and test
  * again in double only the pairs near eps (db_tile_within).
  *  4. label: each component is named by its smallest input index (atomic minimum); those
  *     points are numbered by a prefix sum over the input order (cluster ids in index order);
  *     core points take their component's id, border points the smallest id among their core
- *     neighbours (with tiles and lists, by blocks too: db_label_by_blocks); the labels are
+ *     neighbours (with tiles and lists, by blocks too: db_walk_blocks); the labels are
  *     scattered back to input order.
  * All device data (points, index, flags, parents, labels) is mapped once and stays on the GPU
  * through the phases.
@@ -84,9 +84,9 @@ PC_KNOB(DB_TILE)
 #define DB_TILED_MIN_DIM DB_TILED_MIN_DIM_DEFAULT
 #endif
 PC_KNOB(DB_TILED_MIN_DIM)
-/* The block join of the union-find's links (db_link_by_blocks): positions a team takes, and
- * candidates a round (at most 32: a bit each in a mask); the stage holds ROUND x d floats, so
- * the join serves d <= DB_JOIN_MAX_DIM (16 KB of team memory) and larger d link a point at a time. */
+/* The block walks of the links and labels (db_walk_blocks): positions a team takes, and
+ * candidates a round (at most 32: a bit each in a mask); the stage holds ROUND x d floats, so the
+ * walks serve d <= DB_JOIN_MAX_DIM (16 KB of team memory); larger d walk a point at a time. */
 #define DB_JOIN_THREADS_DEFAULT 128
 #ifndef DB_JOIN_THREADS
 #define DB_JOIN_THREADS DB_JOIN_THREADS_DEFAULT
@@ -443,6 +443,38 @@ static inline db_view db_make_view(db_geometry g, const float *xs, const float *
   return v;
 }
 
+/* A round of the block walks (db_walk_blocks): which of the candidates q0 +
+ * k named by `wanted` lie within eps of position i, for the DB_JOIN_ROUND candidates staged from
+ * q0 (feature j of candidate k at stage[j * DB_JOIN_ROUND + k]). The squared distances are summed
+ * in float in registers (i's features read from its tile: a warp's points, contiguous reads) and
+ * decided as db_tile_within decides. */
+static inline unsigned db_round_within(const float *stage, const float *xt, const float *xs, size_t d, size_t i,
+                                       size_t q0, unsigned wanted, float inside2, float outside2, double eps2) {
+  float acc[DB_JOIN_ROUND];
+  PC_UNROLL
+  for (int k = 0; k < DB_JOIN_ROUND; k++) acc[k] = 0.0f;
+  for (size_t j = 0; j < d; j++) {
+    const float p = db_tile_coord(xt, d, i, j);
+    PC_UNROLL
+    for (int k = 0; k < DB_JOIN_ROUND; k++) {
+      const float diff = p - stage[j * DB_JOIN_ROUND + (size_t)k];
+      acc[k] += diff * diff;
+    }
+  }
+  unsigned within = 0, near_eps = 0;
+  PC_UNROLL
+  for (int k = 0; k < DB_JOIN_ROUND; k++) {
+    within |= (unsigned)(acc[k] <= inside2) << k;
+    near_eps |= (unsigned)(acc[k] <= outside2) << k;
+  }
+  within &= wanted;
+  for (near_eps &= wanted & ~within; near_eps; near_eps &= near_eps - 1) {
+    const int k = __builtin_ctz(near_eps);
+    if (db_within(xs, d, i, q0 + (size_t)k, eps2)) within |= 1u << k;
+  }
+  return within;
+}
+
 /* The three neighbourhood walks of the union-find method, each over the candidate ranges of
  * position i, a candidate at a time (db_within) or, with tiles (v->xt), a tile at a time. */
 
@@ -538,18 +570,22 @@ DEV_FUNCS_END
 #define DB_INDEX_ARGS geo, xs, xt, lo, start, node_lo, node_hi, cell_of, near
 #define DB_VIEW db_make_view(geo, xs, xt, lo, start, node_lo, node_hi, cell_of, near)
 
-/* The union-find's links a block at a time (tiles, with the grid's neighbour lists, d <=
- * DB_JOIN_MAX_DIM): one team per block of at most DB_JOIN_THREADS positions of one cell (block b
- * is [block_first[b], block_first[b + 1]), n after the last), whose points share the cell's
- * candidate ranges. The team takes them DB_JOIN_ROUND candidates a round: its threads stage the
- * round's coordinates in team memory (feature by feature), then each thread tests its point
- * against all of them from there, the squared distances summed in float in registers and decided
- * as db_tile_within does (near eps: db_within again), and unites its point with each core
- * neighbour at a smaller position. Rounds with no candidate before the block's last position are
- * skipped. The end of each parallel loop is a barrier: the team's threads start every round
- * together, whatever the unions of the round before did to their paths. */
-static void db_link_by_blocks(DB_INDEX_PARAMS, double eps2, const int *block_first, long blocks, const int *core,
-                              int *parent) {
+/* The block walks (tiles with the grid's neighbour lists, d <= DB_JOIN_MAX_DIM): one team per
+ * block of at most DB_JOIN_THREADS positions of one cell (block b is [block_first[b],
+ * block_first[b + 1]), n after the last), whose points share the cell's candidate ranges. The
+ * team takes them DB_JOIN_ROUND candidates a round: its threads stage the round's coordinates in
+ * team memory (feature by feature), then each thread tests its point against all of them from
+ * there (db_round_within). The end of each parallel loop is a barrier: the team's threads start
+ * every round together, whatever the round before did. Two walks:
+ *  - DB_WALK_LINK: each core point unites with each core neighbour at a smaller position (the
+ *    union-find's links); rounds with no candidate before the block's last position are skipped.
+ *  - DB_WALK_LABEL: each non-core point's smallest cluster id among its core neighbours, kept in
+ *    slabel between rounds (INT_MAX before; only its own thread writes it, and the rounds read
+ *    slabel of core positions only); a block of core points only is skipped (a test every
+ *    thread makes alike, from global memory). */
+enum { DB_WALK_LINK, DB_WALK_LABEL };
+static void db_walk_blocks(DB_INDEX_PARAMS, double eps2, const int *block_first, long blocks, int walk,
+                           const int *core, int *parent, int *slabel) {
   const size_t n = geo.n, d = geo.d, around = (size_t)geo.cells_around;
   const float inside2 = geo.inside2, outside2 = geo.outside2;
   (void)lo, (void)start, (void)node_lo, (void)node_hi;
@@ -558,9 +594,13 @@ static void db_link_by_blocks(DB_INDEX_PARAMS, double eps2, const int *block_fir
     float stage[DB_JOIN_ROUND * DB_JOIN_MAX_DIM];
     TEAM_LOCAL(stage)
     const size_t first = (size_t)block_first[b], end = b + 1 < blocks ? (size_t)block_first[b + 1] : n;
+    int needed = walk == DB_WALK_LINK;
+    for (size_t i = first; i < end && !needed; i++) needed = !core[i];
+    /* the rounds' bounds, from global memory: every thread the same rounds */
     const int *list = near + (size_t)cell_of[first] * around * 2;
-    for (size_t r = 0; r < around && list[2 * r] != list[2 * r + 1]; r++) { /* bounds from global memory */
-      for (size_t q0 = (size_t)list[2 * r]; q0 < (size_t)list[2 * r + 1] && q0 + 1 < end; q0 += DB_JOIN_ROUND) {
+    for (size_t r = 0; needed && r < around && list[2 * r] != list[2 * r + 1]; r++) {
+      for (size_t q0 = (size_t)list[2 * r]; q0 < (size_t)list[2 * r + 1]; q0 += DB_JOIN_ROUND) {
+        if (walk == DB_WALK_LINK && q0 + 1 >= end) break;
         const size_t left = (size_t)list[2 * r + 1] - q0, count = left < DB_JOIN_ROUND ? left : DB_JOIN_ROUND;
         TEAM_PAR_FOR(default(firstprivate) shared(stage))
         for (size_t e = 0; e < DB_JOIN_ROUND * d; e++) { /* feature j of candidate k at stage[j * ROUND + k] */
@@ -569,107 +609,32 @@ static void db_link_by_blocks(DB_INDEX_PARAMS, double eps2, const int *block_fir
         }
         TEAM_PAR_FOR(default(firstprivate) shared(stage))
         for (size_t i = first; i < end; i++) {
-          if (!core[i] || q0 >= i) continue;
-          float acc[DB_JOIN_ROUND];
-          PC_UNROLL
-          for (int k = 0; k < DB_JOIN_ROUND; k++) acc[k] = 0.0f;
-          for (size_t j = 0; j < d; j++) {
-            const float p = db_tile_coord(xt, d, i, j); /* a warp's points: contiguous reads */
-            PC_UNROLL
-            for (int k = 0; k < DB_JOIN_ROUND; k++) {
-              const float diff = p - stage[j * DB_JOIN_ROUND + (size_t)k];
-              acc[k] += diff * diff;
-            }
-          }
-          unsigned within = 0, near_eps = 0, wanted = 0;
-          PC_UNROLL
-          for (int k = 0; k < DB_JOIN_ROUND; k++) {
-            const size_t q = q0 + (size_t)k;
-            wanted |= (unsigned)((size_t)k < count && q < i && core[q]) << k;
-            within |= (unsigned)(acc[k] <= inside2) << k;
-            near_eps |= (unsigned)(acc[k] <= outside2) << k;
-          }
-          within &= wanted;
-          for (near_eps &= wanted & ~within; near_eps; near_eps &= near_eps - 1) {
-            const int k = __builtin_ctz(near_eps);
-            if (db_within(xs, d, i, q0 + (size_t)k, eps2)) within |= 1u << k;
-          }
-          for (; within; within &= within - 1) db_union(parent, (int)i, (int)(q0 + (size_t)__builtin_ctz(within)));
-        }
-      }
-    }
-  }
-}
-
-/* Border labels a block at a time, as db_link_by_blocks links: each non-core position's smallest
- * cluster id among its core neighbours, kept in slabel between rounds (set to INT_MAX before;
- * only its own thread writes it, and the rounds read slabel of core positions only). A block of
- * core points only is skipped (a test every thread makes alike, from global memory). */
-static void db_label_by_blocks(DB_INDEX_PARAMS, double eps2, const int *block_first, long blocks, const int *core,
-                               int *slabel) {
-  const size_t n = geo.n, d = geo.d, around = (size_t)geo.cells_around;
-  const float inside2 = geo.inside2, outside2 = geo.outside2;
-  (void)lo, (void)start, (void)node_lo, (void)node_hi;
-  PAR_TEAMS_FOR(GPU_TEAMS(blocks < INT_MAX ? (int)blocks : INT_MAX, DB_JOIN_THREADS))
-  for (long b = 0; b < blocks; b++) {
-    float stage[DB_JOIN_ROUND * DB_JOIN_MAX_DIM];
-    TEAM_LOCAL(stage)
-    const size_t first = (size_t)block_first[b], end = b + 1 < blocks ? (size_t)block_first[b + 1] : n;
-    int border = 0;
-    for (size_t i = first; i < end; i++) border |= !core[i];
-    const int *list = near + (size_t)cell_of[first] * around * 2;
-    for (size_t r = 0; border && r < around && list[2 * r] != list[2 * r + 1]; r++) {
-      for (size_t q0 = (size_t)list[2 * r]; q0 < (size_t)list[2 * r + 1]; q0 += DB_JOIN_ROUND) {
-        const size_t left = (size_t)list[2 * r + 1] - q0, count = left < DB_JOIN_ROUND ? left : DB_JOIN_ROUND;
-        TEAM_PAR_FOR(default(firstprivate) shared(stage))
-        for (size_t e = 0; e < DB_JOIN_ROUND * d; e++) {
-          const size_t j = e / DB_JOIN_ROUND, k = e % DB_JOIN_ROUND;
-          stage[e] = k < count ? xs[(q0 + k) * d + j] : 0.0f;
-        }
-        TEAM_PAR_FOR(default(firstprivate) shared(stage))
-        for (size_t i = first; i < end; i++) {
-          if (core[i]) continue;
-          int best = slabel[i];
+          if (walk == DB_WALK_LINK ? !core[i] || q0 >= i : core[i]) continue;
+          const int best = walk == DB_WALK_LABEL ? slabel[i] : 0;
           unsigned wanted = 0;
           for (int k = 0; k < DB_JOIN_ROUND; k++) {
             const size_t q = q0 + (size_t)k;
-            wanted |= (unsigned)((size_t)k < count && core[q] && slabel[q] < best) << k;
+            if ((size_t)k < count && core[q] && (walk == DB_WALK_LINK ? q < i : slabel[q] < best)) wanted |= 1u << k;
           }
           if (!wanted) continue;
-          float acc[DB_JOIN_ROUND];
-          PC_UNROLL
-          for (int k = 0; k < DB_JOIN_ROUND; k++) acc[k] = 0.0f;
-          for (size_t j = 0; j < d; j++) {
-            const float p = db_tile_coord(xt, d, i, j);
-            PC_UNROLL
-            for (int k = 0; k < DB_JOIN_ROUND; k++) {
-              const float diff = p - stage[j * DB_JOIN_ROUND + (size_t)k];
-              acc[k] += diff * diff;
+          unsigned within = db_round_within(stage, xt, xs, d, i, q0, wanted, inside2, outside2, eps2);
+          if (walk == DB_WALK_LINK) {
+            for (; within; within &= within - 1) db_union(parent, (int)i, (int)(q0 + (size_t)__builtin_ctz(within)));
+          } else {
+            int label = best;
+            for (; within; within &= within - 1) {
+              const int other = slabel[q0 + (size_t)__builtin_ctz(within)];
+              label = other < label ? other : label;
             }
+            slabel[i] = label;
           }
-          unsigned within = 0, near_eps = 0;
-          PC_UNROLL
-          for (int k = 0; k < DB_JOIN_ROUND; k++) {
-            within |= (unsigned)(acc[k] <= inside2) << k;
-            near_eps |= (unsigned)(acc[k] <= outside2) << k;
-          }
-          within &= wanted;
-          for (near_eps &= wanted & ~within; near_eps; near_eps &= near_eps - 1) {
-            const int k = __builtin_ctz(near_eps);
-            if (db_within(xs, d, i, q0 + (size_t)k, eps2)) within |= 1u << k;
-          }
-          for (; within; within &= within - 1) {
-            const int label = slabel[q0 + (size_t)__builtin_ctz(within)];
-            best = label < best ? label : best;
-          }
-          slabel[i] = best;
         }
       }
     }
   }
 }
 
-/* Blocks for db_link_by_blocks: each cell's positions cut into runs of at most DB_JOIN_THREADS,
+/* Blocks for db_walk_blocks: each cell's positions cut into runs of at most DB_JOIN_THREADS,
  * in position order (cells are contiguous runs of positions, numbered in position order).
  * cell_first (cells entries) and is_first (n) are scratch; block_first (n) receives the blocks'
  * first positions. Returns the number of blocks, or -1 with a pc_fail message (prefix sum). */
@@ -704,7 +669,7 @@ static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, co
   result->phase_s[DB_PHASE_CORE] = t1 - t0;
 
   if (blocks > 0) {
-    db_link_by_blocks(DB_INDEX_ARGS, eps2, block_first, blocks, core, parent);
+    db_walk_blocks(DB_INDEX_ARGS, eps2, block_first, blocks, DB_WALK_LINK, core, parent, NULL);
   } else {
     PAR_FOR(DB_NEIGHBOUR_LOOP)
     for (size_t i = 0; i < n; i++) {
@@ -1339,7 +1304,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     PAR_FOR()
     for (size_t s = 0; s < n; s++)
       if (!core[s]) slabel[s] = INT_MAX;
-    db_label_by_blocks(DB_INDEX_ARGS, eps2, lowest, blocks, core, slabel);
+    db_walk_blocks(DB_INDEX_ARGS, eps2, lowest, blocks, DB_WALK_LABEL, core, NULL, slabel);
     PAR_FOR(reduction(+ : n_core, n_noise) GPU_REDUCTION(n))
     for (size_t s = 0; s < n; s++) {
       n_core += core[s] != 0;
