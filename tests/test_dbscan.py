@@ -305,6 +305,10 @@ def test_sanitizer_build_runs_dbscan_cleanly(asan, work):
             rc, _, err = asan.run("dbscan", "gen:blobs:n=3000,d=3,centers=5", "--eps", "0.6", "--min-pts", "5",
                                   *INDEX_ARGS[index], *args, "--labels", work / f"{index}{method}.txt")
             assert rc == 0 and "Sanitizer" not in err and "runtime error" not in err, err
+    for index in ("projected", "none"):  # d >= 8: the tiled walks, and with the projected grid the block walks
+        rc, _, err = asan.run("dbscan", "gen:blobs:n=2000,d=12,centers=4,std=0.05", "--eps", "0.3", "--min-pts", "5",
+                              "--index", index, "--labels", work / f"d12{index}.txt")
+        assert rc == 0 and "Sanitizer" not in err and "runtime error" not in err, err
 
 
 def test_chains_report(seq, work):
