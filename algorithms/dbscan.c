@@ -443,11 +443,11 @@ static inline db_view db_make_view(db_geometry g, const float *xs, const float *
   return v;
 }
 
-/* A round of the block walks (db_walk_blocks): which of the candidates q0 +
- * k named by `wanted` lie within eps of position i, for the DB_JOIN_ROUND candidates staged from
- * q0 (feature j of candidate k at stage[j * DB_JOIN_ROUND + k]). The squared distances are summed
- * in float in registers (i's features read from its tile: a warp's points, contiguous reads) and
- * decided as db_tile_within decides. */
+/* A round of the block walks (db_walk_blocks): which of the candidates q0 + k named by `wanted`
+ * lie within eps of position i, for the DB_JOIN_ROUND candidates staged from q0 (feature j of
+ * candidate k at stage[j * DB_JOIN_ROUND + k]). The squared distances are summed in float in
+ * registers (i's features read from its tile: a warp's points, contiguous reads) and decided as
+ * db_tile_within decides. */
 static inline unsigned db_round_within(const float *stage, const float *xt, const float *xs, size_t d, size_t i,
                                        size_t q0, unsigned wanted, float inside2, float outside2, double eps2) {
   float acc[DB_JOIN_ROUND];
