@@ -1278,7 +1278,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   /* tiles with neighbour lists: the union-find links a block at a time; scratch holds the blocks'
    * starts until the labels (lowest and root_rank are free until then too) */
   long blocks = 0;
-  if (!rc && tiled && listed && d <= DB_JOIN_MAX_DIM && params->method == DB_METHOD_UNION_FIND &&
+  if (!rc && tiled && listed && d <= DB_JOIN_MAX_DIM &&
       (blocks = db_build_blocks(n, cell_of, lowest, root_rank, scratch)) < 0)
     rc = -1;
   t0 = pc_now();
