@@ -1,49 +1,119 @@
 /* scan.c - see scan.h. */
 #include "scan.h"
+#include "device.h"
 #include "par.h"
 #include "util.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 
-/* One definition for each element type (the algorithm is the same; only the type differs), and
- * what it returns when its block sums cannot be allocated (`failed`).
- * device: a[n] (present, the caller's), sums[blocks + 1] the blocks' totals. */
-#define PC_DEFINE_EXCLUSIVE_SCAN(name, type, failed)                                             \
-  type name(type *a, size_t n) {                                                                 \
-    const size_t blocks = (n + PC_SCAN_BLOCK - 1) / PC_SCAN_BLOCK;                               \
-    type *sums = pc_try_alloc(blocks + 1, sizeof *sums, "scan block sums");                     \
-    if (!sums) return failed;                                                                    \
-    DEV_ENTER(map(alloc : sums[0 : blocks + 1]))                                                 \
-    PAR_FOR()                                                                                    \
-    for (size_t b = 0; b < blocks; b++) {                                                        \
-      const size_t end = (b + 1) * PC_SCAN_BLOCK < n ? (b + 1) * PC_SCAN_BLOCK : n;              \
-      type running = 0;                                                                          \
-      for (size_t i = b * PC_SCAN_BLOCK; i < end; i++) {                                         \
-        const type v = a[i];                                                                     \
-        a[i] = running;                                                                          \
-        running += v;                                                                            \
-      }                                                                                          \
-      sums[b] = running;                                                                         \
-    }                                                                                            \
-    PAR_FOR() /* one iteration: the few block sums are scanned serially where they live */      \
-    for (int once = 0; once < 1; once++) {                                                       \
-      type running = 0;                                                                          \
-      for (size_t b = 0; b < blocks; b++) {                                                      \
-        const type v = sums[b];                                                                  \
-        sums[b] = running;                                                                       \
-        running += v;                                                                            \
-      }                                                                                          \
-      sums[blocks] = running;                                                                    \
-    }                                                                                            \
-    PAR_FOR()                                                                                    \
-    for (size_t i = 0; i < n; i++) a[i] += sums[i / PC_SCAN_BLOCK];                              \
-    DEV_UPDATE(from(sums[blocks : 1]))                                                           \
-    const type total = sums[blocks];                                                             \
-    DEV_EXIT(map(delete : sums[0 : blocks + 1]))                                                 \
-    free(sums);                                                                                  \
-    return total;                                                                                \
+/* The double scan, in scan.h's order. device: a[n] (present, the caller's), sums[blocks + 1] the
+ * blocks' totals. */
+double pc_exclusive_scan_f64(double *a, size_t n) {
+  const size_t blocks = (n + PC_SCAN_BLOCK - 1) / PC_SCAN_BLOCK;
+  double *sums = pc_try_alloc(blocks + 1, sizeof *sums, "scan block sums");
+  if (!sums) return NAN;
+  DEV_ENTER(map(alloc : sums[0 : blocks + 1]))
+  PAR_FOR()
+  for (size_t b = 0; b < blocks; b++) {
+    const size_t end = (b + 1) * PC_SCAN_BLOCK < n ? (b + 1) * PC_SCAN_BLOCK : n;
+    double running = 0;
+    for (size_t i = b * PC_SCAN_BLOCK; i < end; i++) {
+      const double v = a[i];
+      a[i] = running;
+      running += v;
+    }
+    sums[b] = running;
   }
+  PAR_FOR() /* one iteration: the block sums are scanned serially where they live */
+  for (int once = 0; once < 1; once++) {
+    double running = 0;
+    for (size_t b = 0; b < blocks; b++) {
+      const double v = sums[b];
+      sums[b] = running;
+      running += v;
+    }
+    sums[blocks] = running;
+  }
+  PAR_FOR()
+  for (size_t i = 0; i < n; i++) a[i] += sums[i / PC_SCAN_BLOCK];
+  DEV_UPDATE(from(sums[blocks : 1]))
+  const double total = sums[blocks];
+  DEV_EXIT(map(delete : sums[0 : blocks + 1]))
+  free(sums);
+  return total;
+}
 
-PC_DEFINE_EXCLUSIVE_SCAN(pc_exclusive_scan, long, -1)
-PC_DEFINE_EXCLUSIVE_SCAN(pc_exclusive_scan_f64, double, NAN)
+/* The integer scan: one team per tile of PC_SCAN_TEAM_THREADS runs of PC_SCAN_RUN elements.
+ * Integer sums are exact in any order, so it need not keep the double scan's order, and it takes
+ * the shape that suits a GPU: a warp reads consecutive runs (nearby in memory), and the tiles'
+ * totals are scanned by the same function, not by one thread (at 33M elements the serial scan of
+ * 131k block sums alone took 7 ms on an H100).
+ * device: a[n] (present, the caller's), sums[tiles + 1] the tiles' offsets, then the total. */
+#define PC_SCAN_RUN 8
+#define PC_SCAN_TEAM_THREADS 256
+#define PC_SCAN_TILE (PC_SCAN_RUN * PC_SCAN_TEAM_THREADS)
+
+DEV_FUNCS_BEGIN
+/* The sum of run t of tile b (the elements of a[0 .. n) among them). */
+static inline long pc_scan_run_sum(const long *a, size_t n, size_t b, size_t t) {
+  const size_t first = b * PC_SCAN_TILE + t * PC_SCAN_RUN;
+  long sum = 0;
+  for (size_t i = first; i < first + PC_SCAN_RUN && i < n; i++) sum += a[i];
+  return sum;
+}
+DEV_FUNCS_END
+
+long pc_exclusive_scan(long *a, size_t n) {
+  const size_t tiles = n > PC_SCAN_TILE ? (n + PC_SCAN_TILE - 1) / PC_SCAN_TILE : 1;
+  long *sums = pc_try_alloc(tiles + 1, sizeof *sums, "scan tile sums");
+  if (!sums) return -1;
+  DEV_ENTER(map(alloc : sums[0 : tiles + 1]))
+  long total = 0;
+  if (tiles > 1) { /* each tile's total, then their exclusive scan: the tiles' offsets, sums[tiles] the total */
+    PAR_TEAMS_FOR(GPU_TEAMS(tiles < INT_MAX ? (int)tiles : INT_MAX, PC_SCAN_TEAM_THREADS))
+    for (size_t b = 0; b < tiles; b++) {
+      long part[PC_SCAN_TEAM_THREADS];
+      TEAM_LOCAL(part)
+      TEAM_PAR_FOR(default(firstprivate) shared(part))
+      for (size_t t = 0; t < PC_SCAN_TEAM_THREADS; t++) part[t] = pc_scan_run_sum(a, n, b, t);
+      long tile_sum = 0;
+      for (size_t t = 0; t < PC_SCAN_TEAM_THREADS; t++) tile_sum += part[t];
+      sums[b] = tile_sum;
+      if (b == 0) sums[tiles] = 0;
+    }
+    total = pc_exclusive_scan(sums, tiles + 1);
+  }
+  if (total >= 0) { /* each tile from its offset: the runs' offsets by the team's first thread, then each run */
+    PAR_TEAMS_FOR(GPU_TEAMS(tiles < INT_MAX ? (int)tiles : INT_MAX, PC_SCAN_TEAM_THREADS))
+    for (size_t b = 0; b < tiles; b++) {
+      long part[PC_SCAN_TEAM_THREADS];
+      TEAM_LOCAL(part)
+      TEAM_PAR_FOR(default(firstprivate) shared(part))
+      for (size_t t = 0; t < PC_SCAN_TEAM_THREADS; t++) part[t] = pc_scan_run_sum(a, n, b, t);
+      long running = tiles > 1 ? sums[b] : 0;
+      for (size_t t = 0; t < PC_SCAN_TEAM_THREADS; t++) {
+        const long v = part[t];
+        part[t] = running;
+        running += v;
+      }
+      if (b == tiles - 1) sums[tiles] = running;
+      TEAM_PAR_FOR(default(firstprivate) shared(part))
+      for (size_t t = 0; t < PC_SCAN_TEAM_THREADS; t++) {
+        long at = part[t];
+        const size_t first = b * PC_SCAN_TILE + t * PC_SCAN_RUN;
+        for (size_t i = first; i < first + PC_SCAN_RUN && i < n; i++) {
+          const long v = a[i];
+          a[i] = at;
+          at += v;
+        }
+      }
+    }
+    DEV_UPDATE(from(sums[tiles : 1]))
+    total = sums[tiles];
+  }
+  DEV_EXIT(map(delete : sums[0 : tiles + 1]))
+  free(sums);
+  return total;
+}

@@ -1075,6 +1075,30 @@ static void test_wheel_pick(void) {
 }
 
 /* k-means# draws 3 * max(1, ceil(log2 k)) points per round. */
+/* The integer scan against a serial one: sizes around its tile (2,048) and its tile squared (two
+ * levels of tile sums), counts with zeros and large values (the host builds: seq and omp). */
+static void test_exclusive_scan_counts(void) {
+  const size_t sizes[] = {0, 1, 2, 7, 8, 9, 2047, 2048, 2049, 4097, 100003, 2048 * 2048 + 3};
+  for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+    const size_t n = sizes[si];
+    long *a = pc_xalloc(n ? n : 1, sizeof *a, "counts"), *want = pc_xalloc(n ? n : 1, sizeof *want, "reference");
+    long running = 0;
+    for (size_t i = 0; i < n; i++) {
+      const double u = pc_hash_uniform(5, 97, (uint64_t)i);
+      a[i] = u < 0.3 ? 0 : u < 0.999 ? (long)(u * 100.0) : (long)1 << 40;
+      want[i] = running;
+      running += a[i];
+    }
+    const long total = pc_exclusive_scan(a, n);
+    CHECK(total == running);
+    size_t wrong = 0;
+    for (size_t i = 0; i < n; i++) wrong += a[i] != want[i];
+    if (wrong) fprintf(stderr, "scan of %zu counts: %zu prefix sums wrong\n", n, wrong);
+    CHECK(wrong == 0);
+    free(a), free(want);
+  }
+}
+
 static void test_draws_per_round(void) {
   CHECK(skm_draws_per_round(1) == 3 && skm_draws_per_round(2) == 3 && skm_draws_per_round(3) == 6);
   CHECK(skm_draws_per_round(64) == 18 && skm_draws_per_round(65) == 21);
@@ -1143,6 +1167,7 @@ int main(void) {
   RUN(test_kmeans_small);
   RUN(test_kmeanspp_weights);
   RUN(test_wheel_pick);
+  RUN(test_exclusive_scan_counts);
   RUN(test_draws_per_round);
   RUN(test_dbscan_cluster_numbering);
   nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
