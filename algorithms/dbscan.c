@@ -119,6 +119,8 @@ typedef struct {
   const float *xs;       /* the points in index order */
   const float *xt;       /* d >= DB_TILED_MIN_DIM: the same, tile by tile (db_tile_within); else NULL */
   const double *lo;      /* grid: per-dimension minimum (grid origin) */
+  const long *region;    /* grid: region r's points begin at position region[r], and its slots of
+                          * the cell table at 2 region[r] (db_region_of) */
   const long *start;     /* grid: slot h of the cell table holds positions [start[h-1], start[h])
                           * (start[-1] read as 0),
                           * empty for a free slot; directory: page starts */
@@ -129,7 +131,7 @@ typedef struct {
   size_t n, d;
   double eps, inv_eps;
   float inside2, outside2; /* tiles: float squared distances surely within eps / surely beyond it */
-  unsigned long slot_mask;
+  int region_shift, region_bits; /* grid: regions of 2^shift cells a side, numbered by bits a dimension */
   int kind;              /* a db_index_kind: none, grid (the projected grid included) or directory */
   int gd;                /* grid: its dimensions, gdim[0 .. gd) (all d for the grid, the widest 3 projected) */
   int gdim[DB_GRID_MAX_DIM];
@@ -163,11 +165,35 @@ static inline int db_same_cell(const db_view *v, const float *row, const long *c
   return same;
 }
 
-/* The cell table slot where probing for a cell starts. */
-static inline unsigned long db_slot_hash(const db_view *v, const long *cell) {
+/* The region of a cell. The cell table is cut into regions, one per coarse cell of 2^region_shift
+ * cells a side, numbered in Z-order (the coarse cell numbers' bits interleaved, the lowest bits
+ * first), with two slots for each of the region's points. A cell is hashed within its region, and
+ * the counting sort by slot (db_build_grid) lays the regions out in that order: points near each
+ * other in space are near each other in memory, so the neighbouring cells that a warp reads
+ * stay in the GPU's cache (in the order of a hash over the whole table they were scattered over
+ * all of memory). Returns 0 for a cell outside the grid (a neighbour of a cell on its border),
+ * which holds no point. */
+static inline int db_region_of(const db_view *v, const long *cell, unsigned long *region) {
+  unsigned long r = 0;
+  for (int j = 0; j < v->gd; j++) {
+    if (cell[j] < 0) return 0;
+    const unsigned long coarse = (unsigned long)cell[j] >> v->region_shift;
+    if (coarse >> v->region_bits) return 0;
+    for (int b = 0; b < v->region_bits; b++) r |= (coarse >> b & 1UL) << (b * v->gd + j);
+  }
+  *region = r;
+  return 1;
+}
+
+/* The slot of a region of `slots` slots (fewer than 2^32) where probing for a cell starts. */
+static inline unsigned long db_slot_hash(const db_view *v, const long *cell, unsigned long slots) {
   unsigned long h = 1469598103934665603UL;
   for (int j = 0; j < v->gd; j++) h = (h ^ (unsigned long)cell[j]) * 1099511628211UL;
-  return (h ^ (h >> 29)) & v->slot_mask;
+  h ^= h >> 33; /* the cells of a region differ in their low bits: mixed into the high bits (MurmurHash3's finish) */
+  h *= 0xff51afd7ed558ccdUL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53UL;
+  return (h >> 32) * slots >> 32;
 }
 
 /* The first position of slot h's points: after the counting sort (db_build_grid) start[h] holds
@@ -180,11 +206,24 @@ static inline void db_neighbour_cell(const long *home, int gd, size_t a, long *c
   for (int j = 0; j < gd; j++, a /= 3) cell[j] = home[j] + (long)(a % 3) - 1;
 }
 
+/* How many of the offsets of neighbouring cell a are not 0: 0 for the cell itself, 1 for those
+ * sharing a face with it, and so on. */
+static inline int db_offsets_away(size_t a, int gd) {
+  int away = 0;
+  for (int j = 0; j < gd; j++, a /= 3) away += a % 3 != 1;
+  return away;
+}
+
 /* The positions [*first, *last) of the points in `cell`; 0 when no point is in it. Linear
- * probing from the cell's hash: a slot belongs to the cell of its first point, and a free slot
- * (an empty range) ends the search. The table has at least twice as many slots as points. */
+ * probing within the cell's region from the cell's hash: a slot belongs to the cell of its first
+ * point, and a free slot (an empty range) ends the search. A region has twice as many slots as
+ * points. */
 static inline int db_cell_range(const db_view *v, const long *cell, size_t *first, size_t *last) {
-  for (unsigned long h = db_slot_hash(v, cell);; h = (h + 1) & v->slot_mask) {
+  unsigned long r;
+  if (!db_region_of(v, cell, &r)) return 0;
+  const unsigned long base = 2 * (unsigned long)v->region[r], end = 2 * (unsigned long)v->region[r + 1];
+  if (base == end) return 0;
+  for (unsigned long h = base + db_slot_hash(v, cell, end - base);; h = h + 1 < end ? h + 1 : base) {
     const long f = db_slot_begin(v->start, h), l = v->start[h];
     if (f == l) return 0;
     if (db_same_cell(v, v->xs + (size_t)f * v->d, cell)) {
@@ -427,18 +466,19 @@ typedef struct {
   size_t n, d;
   double eps, inv_eps;
   float inside2, outside2;
-  unsigned long slot_mask;
+  int region_shift, region_bits;
   int tiled; /* the distances are tested a tile at a time (xt) */
   int kind, gd, gdim[DB_GRID_MAX_DIM], cells_around, levels, fanout;
 } db_geometry;
 
 static inline db_view db_make_view(db_geometry g, const float *xs, const float *xt, const double *lo,
-                                   const long *start, const float *node_lo, const float *node_hi, const int *cell_of,
-                                   const int *near) {
-  db_view v = {.xs = xs, .xt = g.tiled ? xt : NULL, .lo = lo, .start = start, .node_lo = node_lo, .node_hi = node_hi,
-               .cell_of = cell_of, .near = near, .n = g.n, .d = g.d, .eps = g.eps, .inv_eps = g.inv_eps,
-               .inside2 = g.inside2, .outside2 = g.outside2, .slot_mask = g.slot_mask, .kind = g.kind, .gd = g.gd,
-               .cells_around = g.cells_around, .levels = g.levels, .fanout = g.fanout};
+                                   const long *region, const long *start, const float *node_lo,
+                                   const float *node_hi, const int *cell_of, const int *near) {
+  db_view v = {.xs = xs, .xt = g.tiled ? xt : NULL, .lo = lo, .region = region, .start = start, .node_lo = node_lo,
+               .node_hi = node_hi, .cell_of = cell_of, .near = near, .n = g.n, .d = g.d, .eps = g.eps,
+               .inv_eps = g.inv_eps, .inside2 = g.inside2, .outside2 = g.outside2, .region_shift = g.region_shift,
+               .region_bits = g.region_bits, .kind = g.kind, .gd = g.gd, .cells_around = g.cells_around,
+               .levels = g.levels, .fanout = g.fanout};
   for (int j = 0; j < DB_GRID_MAX_DIM; j++) v.gdim[j] = g.gdim[j];
   return v;
 }
@@ -564,11 +604,11 @@ DEV_FUNCS_END
 
 /* The index as the functions below receive it: scalars, and the device arrays one by one (so that
  * each is translated to its device address when a target region captures it). */
-#define DB_INDEX_PARAMS                                                                                             \
-  db_geometry geo, const float *xs, const float *xt, const double *lo, const long *start, const float *node_lo, \
-      const float *node_hi, const int *cell_of, const int *near
-#define DB_INDEX_ARGS geo, xs, xt, lo, start, node_lo, node_hi, cell_of, near
-#define DB_VIEW db_make_view(geo, xs, xt, lo, start, node_lo, node_hi, cell_of, near)
+#define DB_INDEX_PARAMS                                                                                      \
+  db_geometry geo, const float *xs, const float *xt, const double *lo, const long *region, const long *start, \
+      const float *node_lo, const float *node_hi, const int *cell_of, const int *near
+#define DB_INDEX_ARGS geo, xs, xt, lo, region, start, node_lo, node_hi, cell_of, near
+#define DB_VIEW db_make_view(geo, xs, xt, lo, region, start, node_lo, node_hi, cell_of, near)
 
 /* The block walks (tiles with the grid's neighbour lists, d <= DB_JOIN_MAX_DIM): one team per
  * block of at most DB_JOIN_THREADS positions of one cell (block b is [block_first[b],
@@ -588,7 +628,7 @@ static void db_walk_blocks(DB_INDEX_PARAMS, double eps2, const int *block_first,
                            const int *core, int *parent, int *slabel) {
   const size_t n = geo.n, d = geo.d, around = (size_t)geo.cells_around;
   const float inside2 = geo.inside2, outside2 = geo.outside2;
-  (void)lo, (void)start, (void)node_lo, (void)node_hi;
+  (void)lo, (void)region, (void)start, (void)node_lo, (void)node_hi;
   PAR_TEAMS_FOR(GPU_TEAMS(blocks < INT_MAX ? (int)blocks : INT_MAX, DB_JOIN_THREADS))
   for (long b = 0; b < blocks; b++) {
     float stage[DB_JOIN_ROUND * DB_JOIN_MAX_DIM];
@@ -983,15 +1023,29 @@ static int db_build_directory(const float *x, size_t n, size_t d, int levels, in
   return 0;
 }
 
-/* Grid index: the cell table (a slot per occupied cell, found by linear probing from the cell's
- * hash; `claim` holds the point that claimed each slot) and `order`, the points grouped by cell
- * (counting sort). Fills start (nslots entries: slot h's points are order[start[h-1] ..
- * start[h]), start[-1] read as 0: each slot's cursor of the scatter ends where its points end, so
- * the sort needs no second table) and cell_slot (each point's slot). The view reads x, not yet
- * xs. 0, or -1 with a pc_fail message (memory for the prefix sum). */
-static int db_build_grid(db_geometry geo, const float *x, const double *lo, long *start, int *claim,
+/* Grid index: the cell table (a slot per occupied cell, found by linear probing within its
+ * region from the cell's hash, db_cell_range; `claim` holds the point that claimed each slot)
+ * and `order`, the points grouped by cell (counting sort by slot). Fills region (regions + 1
+ * entries: each region's first position, then n), start (2n entries: slot h's points are
+ * order[start[h-1] .. start[h]), start[-1] read as 0: each slot's cursor of the scatter ends where
+ * its points end, so the sort needs no second table) and cell_slot (each point's slot). The view
+ * reads x, not yet xs. 0, or -1 with a pc_fail message (memory for the prefix sums). */
+static int db_build_grid(db_geometry geo, const float *x, const double *lo, long *region, long *start, int *claim,
                          unsigned *cell_slot, int *order) {
-  const size_t n = geo.n, d = geo.d, nslots = (size_t)geo.slot_mask + 1;
+  const size_t n = geo.n, d = geo.d, nslots = 2 * n, nregions = (size_t)1 << (geo.gd * geo.region_bits);
+  PAR_FOR()
+  for (size_t r = 0; r <= nregions; r++) region[r] = 0;
+  PAR_FOR()
+  for (size_t i = 0; i < n; i++) { /* the regions' sizes: every point lies in one (db_grid_regions) */
+    const db_view v = db_make_view(geo, x, NULL, lo, region, start, NULL, NULL, NULL, NULL);
+    long cell[DB_GRID_MAX_DIM];
+    unsigned long r = 0;
+    db_cell_of(&v, x + i * d, cell);
+    db_region_of(&v, cell, &r);
+    PAR_ATOMIC
+    region[r] += 1;
+  }
+  if (pc_exclusive_scan(region, nregions + 1) < 0) return -1;
   PAR_FOR()
   for (size_t h = 0; h < nslots; h++) {
     start[h] = 0;
@@ -999,16 +1053,19 @@ static int db_build_grid(db_geometry geo, const float *x, const double *lo, long
   }
   PAR_FOR()
   for (size_t i = 0; i < n; i++) {
-    const db_view v = db_make_view(geo, x, NULL, lo, start, NULL, NULL, NULL, NULL);
+    const db_view v = db_make_view(geo, x, NULL, lo, region, start, NULL, NULL, NULL, NULL);
     long cell[DB_GRID_MAX_DIM];
+    unsigned long r = 0;
     db_cell_of(&v, x + i * d, cell);
-    unsigned long h = db_slot_hash(&v, cell);
-    for (;; h = (h + 1) & geo.slot_mask) {
+    db_region_of(&v, cell, &r);
+    const unsigned long base = 2 * (unsigned long)region[r], end = 2 * (unsigned long)region[r + 1];
+    unsigned long h = base + db_slot_hash(&v, cell, end - base);
+    for (;; h = h + 1 < end ? h + 1 : base) {
       int seen = -1;
       if (__atomic_compare_exchange_n(&claim[h], &seen, (int)i, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) break;
       if (db_same_cell(&v, x + (size_t)seen * d, cell)) break;
     }
-    cell_slot[i] = (unsigned)h; /* up to 2^32 - 1 slots: n < 2^31 points, at most 2n rounded up */
+    cell_slot[i] = (unsigned)h; /* 2n slots, n < 2^31 points */
     PAR_ATOMIC
     start[h] += 1;
   }
@@ -1024,14 +1081,16 @@ static int db_build_grid(db_geometry geo, const float *x, const double *lo, long
 }
 
 /* Grid, d <= DB_NEAR_MAX_DIM: each cell's occupied neighbouring cells as ranges of positions,
- * found by probing the cell table once per cell instead of once per point and phase. Cells are
+ * found by probing the cell table once per cell instead of once per point and phase, nearest
+ * first (the cell itself, then by db_offsets_away), so that the core count, which stops at
+ * min_pts, mostly stops in the first few ranges. Cells are
  * numbered in position order (cell_rank: a prefix sum over the positions that begin a cell);
  * cell_of[s] is the cell of position s; the lists go to *near_out, allocated here and mapped to
  * the device (the caller releases both), *cells_out cells. cell_slot[i]: input point i's slot
  * (db_build_grid). 0, or -1 with a pc_fail message (memory). */
-static int db_build_neighbour_lists(db_geometry geo, const float *xs, const double *lo, const long *start,
-                                    const int *order, const unsigned *cell_slot, long *cell_rank, int *cell_of,
-                                    int **near_out, size_t *cells_out) {
+static int db_build_neighbour_lists(db_geometry geo, const float *xs, const double *lo, const long *region,
+                                    const long *start, const int *order, const unsigned *cell_slot, long *cell_rank,
+                                    int *cell_of, int **near_out, size_t *cells_out) {
   const size_t n = geo.n, d = geo.d, around = (size_t)geo.cells_around;
   PAR_FOR()
   for (size_t s = 0; s < n; s++) cell_rank[s] = (long)s == db_slot_begin(start, cell_slot[order[s]]);
@@ -1048,19 +1107,21 @@ static int db_build_neighbour_lists(db_geometry geo, const float *xs, const doub
   PAR_FOR()
   for (size_t s = 0; s < n; s++) {
     if ((long)s != db_slot_begin(start, cell_slot[order[s]])) continue; /* a cell's first position writes its list */
-    const db_view v = db_make_view(geo, xs, NULL, lo, start, NULL, NULL, NULL, NULL);
+    const db_view v = db_make_view(geo, xs, NULL, lo, region, start, NULL, NULL, NULL, NULL);
     long home[DB_GRID_MAX_DIM], cell[DB_GRID_MAX_DIM];
     db_cell_of(&v, xs + s * d, home);
     int *list = near + (size_t)cell_of[s] * around * 2;
     size_t filled = 0, first, last;
-    for (size_t a = 0; a < around; a++) {
-      db_neighbour_cell(home, geo.gd, a, cell);
-      if (db_cell_range(&v, cell, &first, &last)) {
-        list[2 * filled] = (int)first;
-        list[2 * filled + 1] = (int)last;
-        filled++;
+    for (int away = 0; away <= geo.gd; away++) /* the cell itself first, then those sharing a face, ... */
+      for (size_t a = 0; a < around; a++) {
+        if (db_offsets_away(a, geo.gd) != away) continue;
+        db_neighbour_cell(home, geo.gd, a, cell);
+        if (db_cell_range(&v, cell, &first, &last)) {
+          list[2 * filled] = (int)first;
+          list[2 * filled + 1] = (int)last;
+          filled++;
+        }
       }
-    }
     for (; filled < around; filled++) list[2 * filled] = list[2 * filled + 1] = 0;
   }
   *near_out = near;
@@ -1150,6 +1211,25 @@ static void db_grid_dimensions(const double *span, size_t d, int projected, int 
   }
 }
 
+/* The grid's regions (db_region_of): the smallest coarse cells whose Z-order numbers, bits a
+ * dimension, fit in floor(log2 n) bits, so that there are at most n regions (their starts cost at
+ * most a long a point) and most hold a few cells. The cells span (span * inv_eps) + 1 along each
+ * grid dimension, one more counted so that no rounding can put a point beyond the last. */
+static void db_grid_regions(const double *span, size_t n, db_geometry *geo) {
+  unsigned long widest = 0; /* the largest cell number along any grid dimension, plus one */
+  for (int j = 0; j < geo->gd; j++) {
+    const unsigned long last = (unsigned long)floor(span[geo->gdim[j]] * geo->inv_eps) + 1;
+    widest = last > widest ? last : widest;
+  }
+  int budget = 0; /* floor(log2 n) */
+  while (((size_t)2 << budget) <= n) budget++;
+  for (geo->region_shift = 0;; geo->region_shift++) {
+    geo->region_bits = 0;
+    while ((widest >> geo->region_shift) >> geo->region_bits) geo->region_bits++;
+    if (geo->gd * geo->region_bits <= budget) return;
+  }
+}
+
 int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int *labels, unsigned char *is_core,
                db_result *result) {
   memset(result, 0, sizeof *result);
@@ -1173,13 +1253,14 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   geo.tiled = tiled;
   if (tiled) db_float_bounds(eps2, d, &geo.inside2, &geo.outside2);
   size_t nstart = 1, nnodes = 1, nslots = 1; /* entries of start[], of the node ranges, of the cell table */
+  size_t nregion = 1;                          /* grid: the regions' starts (db_grid_regions), then n */
   if (kind == DB_INDEX_GRID) {
     geo.gd = used == DB_INDEX_PROJECTED ? DB_PROJECTED_DIMS : (int)d; /* its dimensions: below, with the spans */
     geo.cells_around = 1;
     for (int j = 0; j < geo.gd; j++) geo.cells_around *= 3;
-    while (nslots < 2 * n) nslots <<= 1; /* a power of two >= 2n: probes stay short, a slot is always free */
-    geo.slot_mask = nslots - 1;
+    nslots = n > 0 ? 2 * n : 1; /* two a point: probes stay short, a region always has a free slot */
     nstart = nslots;
+    nregion = n + 1; /* at most n regions; the exact count comes with the spans */
   } else if (kind == DB_INDEX_DIRECTORY) {
     geo.levels = params->levels < (int)d ? params->levels : (int)d;
     geo.fanout = params->fanout;
@@ -1193,6 +1274,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   }
   const size_t nlo = d > 0 ? d : 1, nx = n * d;
   double *lo = pc_try_alloc(nlo, sizeof *lo, "grid origin");
+  long *region = pc_try_alloc(nregion, sizeof *region, "grid regions");
   long *start = pc_try_alloc(nstart, sizeof *start, "index ranges");
   int *claim = pc_try_alloc(nslots, sizeof *claim, "grid cell table");
   int *order = pc_try_alloc(n, sizeof *order, "index order");
@@ -1213,10 +1295,10 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   int *near = NULL;
   size_t cells = 0;
   int rc = 0;
-  if (!lo || !start || !claim || !order || !xs || !node_lo || !node_hi || !parent || !lowest || !scratch ||
+  if (!lo || !region || !start || !claim || !order || !xs || !node_lo || !node_hi || !parent || !lowest || !scratch ||
       !root_rank || !core || !cell_of || !xt || !span)
     rc = -1;
-  result->working_bytes = 2 * nx * sizeof(float) + nlo * sizeof(double) + nstart * sizeof(long) +
+  result->working_bytes = 2 * nx * sizeof(float) + nlo * sizeof(double) + (nregion + nstart) * sizeof(long) +
                           nslots * sizeof(int) + 2 * nnodes * sizeof(float) + n * (6 * sizeof(int) + sizeof(long)) +
                           ncell_of * sizeof(int) + (tiled ? nxt * sizeof(float) : 0);
   if (rc) goto done;
@@ -1231,13 +1313,14 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   t0 = pc_now();
   /* device: in, x[n * d] points; lo[d] grid origin (db_bounds, then copied in); in for the
    * directory (built on the host), else made there: start[nstart] cell/page starts, order[n]
-   * index order, node_lo/node_hi[nnodes] directory ranges; made there, xs[n * d] points in index
-   * order, claim[nslots] cell table, per point (n) parent (union-find), lowest, scratch,
-   * root_rank, core flags, labels; xt[nxt] the points in tiles (d >= DB_TILED_MIN_DIM). */
+   * index order, node_lo/node_hi[nnodes] directory ranges; made there, region[nregion] the grid's
+   * region starts, xs[n * d] points in index order, claim[nslots] cell table, per point (n) parent
+   * (union-find), lowest, scratch, root_rank, core flags, labels; xt[nxt] the points in tiles
+   * (d >= DB_TILED_MIN_DIM). */
   DEV_ENTER(map(to : x[0 : nx]) map(alloc : lo[0 : nlo])
-            map(alloc : start[0 : nstart], order[0 : n], node_lo[0 : nnodes], node_hi[0 : nnodes], xs[0 : nx],
-                claim[0 : nslots], parent[0 : n], lowest[0 : n], scratch[0 : n], root_rank[0 : n],
-                core[0 : n], labels[0 : n], cell_of[0 : ncell_of], xt[0 : nxt]))
+            map(alloc : region[0 : nregion], start[0 : nstart], order[0 : n], node_lo[0 : nnodes],
+                node_hi[0 : nnodes], xs[0 : nx], claim[0 : nslots], parent[0 : n], lowest[0 : n], scratch[0 : n],
+                root_rank[0 : n], core[0 : n], labels[0 : n], cell_of[0 : ncell_of], xt[0 : nxt]))
   if (kind == DB_INDEX_DIRECTORY) {
     DEV_UPDATE(to(start[0 : nstart], order[0 : n], node_lo[0 : nnodes], node_hi[0 : nnodes]))
   }
@@ -1254,7 +1337,10 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
                      "%d spans %g); use --index directory",
                      DB_GRID_MAX_CELLS, geo.gdim[j], span[geo.gdim[j]]);
   }
-  if (!rc && kind == DB_INDEX_GRID) rc = db_build_grid(geo, x, lo, start, claim, (unsigned *)scratch, order);
+  if (!rc && kind == DB_INDEX_GRID) {
+    db_grid_regions(span, n, &geo);
+    rc = db_build_grid(geo, x, lo, region, start, claim, (unsigned *)scratch, order);
+  }
   if (kind == DB_INDEX_NONE) {
     PAR_FOR()
     for (size_t i = 0; i < n; i++) order[i] = (int)i;
@@ -1272,8 +1358,8 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     }
   }
   if (!rc && listed &&
-      (rc = db_build_neighbour_lists(geo, xs, lo, start, order, (unsigned *)scratch, root_rank, cell_of, &near,
-                                     &cells)) == 0)
+      (rc = db_build_neighbour_lists(geo, xs, lo, region, start, order, (unsigned *)scratch, root_rank, cell_of,
+                                     &near, &cells)) == 0)
     result->working_bytes += cells * (size_t)geo.cells_around * 2 * sizeof(int);
   /* tiles with neighbour lists: the union-find links a block at a time; scratch holds the blocks'
    * starts until the labels (lowest and root_rank are free until then too) */
@@ -1314,15 +1400,26 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
       }
     }
   } else if (!rc) {
-    PAR_FOR(reduction(+ : n_core, n_noise) DB_NEIGHBOUR_LOOP GPU_ONLY(num_teams(pc_reduction_teams(n))))
-    for (size_t s = 0; s < n; s++) {
-      if (core[s]) {
-        n_core++;
-        continue;
+    /* The non-core positions, listed in order first (a prefix sum into root_rank, the list in
+     * lowest: both free once the ids are made), so that a GPU warp walks 32 of them, not the one
+     * or two among core points that a warp over all positions would find. */
+    PAR_FOR()
+    for (size_t s = 0; s < n; s++) root_rank[s] = !core[s];
+    const long non_core = pc_exclusive_scan(root_rank, n);
+    if (non_core < 0) rc = -1;
+    if (!rc) {
+      int *non_core_at = lowest;
+      PAR_FOR()
+      for (size_t s = 0; s < n; s++)
+        if (!core[s]) non_core_at[root_rank[s]] = (int)s;
+      PAR_FOR(reduction(+ : n_noise) DB_NEIGHBOUR_LOOP GPU_ONLY(num_teams(pc_reduction_teams((size_t)non_core))))
+      for (long k = 0; k < non_core; k++) {
+        const size_t s = (size_t)non_core_at[k];
+        const db_view v = DB_VIEW;
+        slabel[s] = db_border_label(&v, s, core, slabel, eps2);
+        n_noise += slabel[s] < 0;
       }
-      const db_view v = DB_VIEW;
-      slabel[s] = db_border_label(&v, s, core, slabel, eps2);
-      n_noise += slabel[s] < 0;
+      n_core = (long)n - non_core;
     }
   }
   if (!rc) {
@@ -1340,9 +1437,10 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     for (size_t s = 0; s < n; s++) is_core[order[s]] = (unsigned char)core[s];
     DEV_EXIT(map(from : is_core[0 : n]))
   }
-  DEV_EXIT(map(delete : x[0 : nx], lo[0 : nlo], start[0 : nstart], order[0 : n], node_lo[0 : nnodes],
-               node_hi[0 : nnodes], xs[0 : nx], claim[0 : nslots], parent[0 : n], lowest[0 : n],
-               scratch[0 : n], root_rank[0 : n], core[0 : n], labels[0 : n], cell_of[0 : ncell_of], xt[0 : nxt]))
+  DEV_EXIT(map(delete : x[0 : nx], lo[0 : nlo], region[0 : nregion], start[0 : nstart], order[0 : n],
+               node_lo[0 : nnodes], node_hi[0 : nnodes], xs[0 : nx], claim[0 : nslots], parent[0 : n],
+               lowest[0 : n], scratch[0 : n], root_rank[0 : n], core[0 : n], labels[0 : n], cell_of[0 : ncell_of],
+               xt[0 : nxt]))
   if (near) {
     const size_t nnear = cells * (size_t)geo.cells_around * 2;
     (void)nnear; /* used by the gpu variant's data directive */
@@ -1355,7 +1453,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   result->noise = n_noise;
   result->border = (long)n - n_core - n_noise;
 done:
-  free(lo), free(start), free(claim), free(order), free(xs), free(node_lo), free(node_hi), free(parent);
+  free(lo), free(region), free(start), free(claim), free(order), free(xs), free(node_lo), free(node_hi), free(parent);
   free(lowest), free(scratch), free(root_rank), free(core), free(cell_of), free(near), free(xt), free(span);
   return rc;
 }
