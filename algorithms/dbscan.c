@@ -110,6 +110,7 @@ const char *const db_phase_names[DB_NPHASES] = {"h2d", "index", "core", "connect
  * d = 3), so that no phase probes the cell table point by point; above it the lists would
  * outgrow the points (6,561 ranges a cell at d = 8) and each point probes its 3^d cells. */
 #define DB_NEAR_MAX_DIM 3
+#define DB_NEAR_CELLS 27 /* 3^DB_NEAR_MAX_DIM */
 
 DEV_FUNCS_BEGIN
 
@@ -308,14 +309,6 @@ static inline int db_next_range(const db_view *v, db_cursor *c, size_t *first, s
   return 0;
 }
 
-/* Sets *q to the next candidate neighbour (the point itself included); 0 when none is left. */
-static inline int db_next_candidate(const db_view *v, db_cursor *c, size_t *q) {
-  while (c->pos >= c->end)
-    if (!db_next_range(v, c, &c->pos, &c->end)) return 0;
-  *q = c->pos++;
-  return 1;
-}
-
 static inline int db_within(const float *x, size_t d, size_t p, size_t q, double eps2) {
   double s = 0.0;
   for (size_t j = 0; j < d; j++) {
@@ -467,6 +460,7 @@ typedef struct {
   double eps, inv_eps;
   float inside2, outside2;
   int region_shift, region_bits;
+  unsigned char nearest[DB_NEAR_CELLS]; /* grid, gd <= DB_NEAR_MAX_DIM: the order of a cell's list */
   int tiled; /* the distances are tested a tile at a time (xt) */
   int kind, gd, gdim[DB_GRID_MAX_DIM], cells_around, levels, fanout;
 } db_geometry;
@@ -515,20 +509,53 @@ static inline unsigned db_round_within(const float *stage, const float *xt, cons
   return within;
 }
 
-/* The three neighbourhood walks of the union-find method, each over the candidate ranges of
- * position i, a candidate at a time (db_within) or, with tiles (v->xt), a tile at a time. */
+/* The three neighbourhood walks of the union-find method over one range [first, last) of
+ * candidates, a candidate at a time (db_within). The walks below take them over the candidate
+ * ranges of a cursor (any index), the list walks (db_list_*) over a cell's neighbour list. */
+
+/* `count` plus position i's neighbours in the range, counted up to `limit`. */
+static inline long db_range_count(const float *xs, size_t d, size_t i, size_t first, size_t last, long count,
+                                  long limit, double eps2) {
+  for (size_t q = first; q < last && count < limit; q++) count += db_within(xs, d, i, q, eps2);
+  return count;
+}
+
+/* Core position i joins the set of each core neighbour in the range at a smaller position.
+ * `root` is i's root as this thread last saw it (a neighbour already under it costs one find);
+ * returns it as last seen. */
+static inline int db_range_link(const float *xs, size_t d, size_t i, size_t first, size_t last, const int *core,
+                                int *parent, int root, double eps2) {
+  if (last > i) last = i;
+  for (size_t q = first; q < last; q++)
+    if (core[q] && db_within(xs, d, i, q, eps2)) {
+      const int other = db_find(parent, (int)q);
+      if (other != root) root = db_union(parent, root, other);
+    }
+  return root;
+}
+
+/* The smaller of `best` and the smallest cluster id (slabel) among position s's core neighbours
+ * in the range. */
+static inline int db_range_label(const float *xs, size_t d, size_t s, size_t first, size_t last, const int *core,
+                                 const int *slabel, int best, double eps2) {
+  for (size_t q = first; q < last; q++)
+    if (core[q] && slabel[q] < best && db_within(xs, d, s, q, eps2)) best = slabel[q];
+  return best;
+}
+
+/* The walks over a cursor's ranges, with tiles (v->xt) a tile at a time. */
 
 /* Position i's neighbours (itself included), counted up to `limit`. */
 static inline long db_count_neighbours(const db_view *v, size_t i, long limit, double eps2) {
   db_cursor c;
   long count = 0;
+  size_t first, last;
   db_cursor_init(v, i, &c);
   if (!v->xt) {
-    size_t q;
-    while (count < limit && db_next_candidate(v, &c, &q)) count += db_within(v->xs, v->d, i, q, eps2);
+    while (count < limit && db_next_range(v, &c, &first, &last))
+      count = db_range_count(v->xs, v->d, i, first, last, count, limit, eps2);
     return count;
   }
-  size_t first, last;
   while (count < limit && db_next_range(v, &c, &first, &last))
     for (size_t t = first / DB_TILE; t * DB_TILE < last && count < limit; t++)
       count += __builtin_popcount(db_tile_within(v, i, t, db_range_mask(t, first, last), eps2));
@@ -544,12 +571,7 @@ static inline void db_link_core_neighbours(const db_view *v, size_t i, const int
   db_cursor_init(v, i, &c);
   while (db_next_range(v, &c, &first, &last)) {
     if (!v->xt) {
-      if (last > i) last = i;
-      for (size_t q = first; q < last; q++)
-        if (core[q] && db_within(v->xs, v->d, i, q, eps2)) {
-          const int other = db_find(parent, (int)q);
-          if (other != root) root = db_union(parent, root, other);
-        }
+      root = db_range_link(v->xs, v->d, i, first, last, core, parent, root, eps2);
       continue;
     }
     /* Tiles: every tile of the range is walked, those at or after i with an empty mask (no
@@ -572,13 +594,12 @@ static inline void db_link_core_neighbours(const db_view *v, size_t i, const int
 static inline int db_border_label(const db_view *v, size_t s, const int *core, const int *slabel, double eps2) {
   db_cursor c;
   int best = INT_MAX;
+  size_t first, last;
   db_cursor_init(v, s, &c);
   if (!v->xt) {
-    size_t q;
-    while (db_next_candidate(v, &c, &q))
-      if (core[q] && slabel[q] < best && db_within(v->xs, v->d, s, q, eps2)) best = slabel[q];
+    while (db_next_range(v, &c, &first, &last))
+      best = db_range_label(v->xs, v->d, s, first, last, core, slabel, best, eps2);
   } else {
-    size_t first, last;
     while (db_next_range(v, &c, &first, &last))
       for (size_t t = first / DB_TILE; t * DB_TILE < last; t++) {
         unsigned better = db_range_mask(t, first, last);
@@ -592,6 +613,34 @@ static inline int db_border_label(const db_view *v, size_t s, const int *core, c
         }
       }
   }
+  return best == INT_MAX ? -1 : best;
+}
+
+/* The same walks, untiled, over the neighbour list of a grid cell (`list`: at most `around`
+ * ranges, nearest first, ended by an empty one). Written for the list alone, without a cursor
+ * for every index, so that their GPU loops keep few registers: with the cursor walks the core
+ * count held 148 registers a thread and the links 120, which left 12.5% and 25% of an H100's
+ * warps resident to hide the latency of their reads. */
+static inline long db_list_count(const float *xs, size_t d, const int *list, int around, size_t i, long limit,
+                                 double eps2) {
+  long count = 0;
+  for (int r = 0; r < around && list[2 * r] != list[2 * r + 1] && count < limit; r++)
+    count = db_range_count(xs, d, i, (size_t)list[2 * r], (size_t)list[2 * r + 1], count, limit, eps2);
+  return count;
+}
+
+static inline void db_list_link(const float *xs, size_t d, const int *list, int around, size_t i, const int *core,
+                                int *parent, double eps2) {
+  int root = (int)i;
+  for (int r = 0; r < around && list[2 * r] != list[2 * r + 1]; r++) /* nearest first: not in position order */
+    root = db_range_link(xs, d, i, (size_t)list[2 * r], (size_t)list[2 * r + 1], core, parent, root, eps2);
+}
+
+static inline int db_list_label(const float *xs, size_t d, const int *list, int around, size_t s, const int *core,
+                                const int *slabel, double eps2) {
+  int best = INT_MAX;
+  for (int r = 0; r < around && list[2 * r] != list[2 * r + 1]; r++)
+    best = db_range_label(xs, d, s, (size_t)list[2 * r], (size_t)list[2 * r + 1], core, slabel, best, eps2);
   return best == INT_MAX ? -1 : best;
 }
 
@@ -697,19 +746,33 @@ static long db_build_blocks(size_t n, const int *cell_of, int *cell_first, long 
  * trees are the components of core points. */
 static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, const int *block_first, long blocks,
                                   int *core, int *parent, db_result *result) {
-  const size_t n = geo.n;
+  const size_t n = geo.n, d = geo.d;
+  const int around = geo.cells_around, by_list = near && !geo.tiled; /* the list walks (db_list_*) */
   double t0 = pc_now();
-  PAR_FOR(DB_NEIGHBOUR_LOOP)
-  for (size_t i = 0; i < n; i++) {
-    const db_view v = DB_VIEW;
-    core[i] = db_count_neighbours(&v, i, min_pts, eps2) >= min_pts;
-    parent[i] = (int)i;
+  if (by_list) {
+    PAR_FOR(DB_NEIGHBOUR_LOOP)
+    for (size_t i = 0; i < n; i++) {
+      const int *list = near + (size_t)cell_of[i] * (size_t)around * 2;
+      core[i] = db_list_count(xs, d, list, around, i, min_pts, eps2) >= min_pts;
+      parent[i] = (int)i;
+    }
+  } else {
+    PAR_FOR(DB_NEIGHBOUR_LOOP)
+    for (size_t i = 0; i < n; i++) {
+      const db_view v = DB_VIEW;
+      core[i] = db_count_neighbours(&v, i, min_pts, eps2) >= min_pts;
+      parent[i] = (int)i;
+    }
   }
   double t1 = pc_now();
   result->phase_s[DB_PHASE_CORE] = t1 - t0;
 
   if (blocks > 0) {
     db_walk_blocks(DB_INDEX_ARGS, eps2, block_first, blocks, DB_WALK_LINK, core, parent, NULL);
+  } else if (by_list) {
+    PAR_FOR(DB_NEIGHBOUR_LOOP)
+    for (size_t i = 0; i < n; i++)
+      if (core[i]) db_list_link(xs, d, near + (size_t)cell_of[i] * (size_t)around * 2, around, i, core, parent, eps2);
   } else {
     PAR_FOR(DB_NEIGHBOUR_LOOP)
     for (size_t i = 0; i < n; i++) {
@@ -1082,22 +1145,28 @@ static int db_build_grid(db_geometry geo, const float *x, const double *lo, long
 
 /* Grid, d <= DB_NEAR_MAX_DIM: each cell's occupied neighbouring cells as ranges of positions,
  * found by probing the cell table once per cell instead of once per point and phase, nearest
- * first (the cell itself, then by db_offsets_away), so that the core count, which stops at
- * min_pts, mostly stops in the first few ranges. Cells are
- * numbered in position order (cell_rank: a prefix sum over the positions that begin a cell);
- * cell_of[s] is the cell of position s; the lists go to *near_out, allocated here and mapped to
- * the device (the caller releases both), *cells_out cells. cell_slot[i]: input point i's slot
- * (db_build_grid). 0, or -1 with a pc_fail message (memory). */
+ * first (geo.nearest), so that the core count, which stops at min_pts, mostly stops in the first
+ * few ranges. Cells are numbered in position order (cell_rank: a prefix sum over the positions
+ * that begin a cell); cell_of[s] is the cell of position s, cell_first[c] (scratch) the first
+ * position of cell c; the lists go to *near_out, allocated here and mapped to the device (the
+ * caller releases both), *cells_out cells. cell_slot[i]: input point i's slot (db_build_grid).
+ * Each (cell, neighbouring cell) pair is a loop iteration of its own: an iteration per cell left
+ * six GPU threads in seven idle at 10M x 3 (the positions that do not begin a cell). 0, or -1
+ * with a pc_fail message (memory). */
 static int db_build_neighbour_lists(db_geometry geo, const float *xs, const double *lo, const long *region,
                                     const long *start, const int *order, const unsigned *cell_slot, long *cell_rank,
-                                    int *cell_of, int **near_out, size_t *cells_out) {
+                                    int *cell_of, int *cell_first, int **near_out, size_t *cells_out) {
   const size_t n = geo.n, d = geo.d, around = (size_t)geo.cells_around;
   PAR_FOR()
   for (size_t s = 0; s < n; s++) cell_rank[s] = (long)s == db_slot_begin(start, cell_slot[order[s]]);
   const long cells = pc_exclusive_scan(cell_rank, n);
   if (cells < 0) return -1;
   PAR_FOR()
-  for (size_t s = 0; s < n; s++) cell_of[s] = (int)cell_rank[db_slot_begin(start, cell_slot[order[s]])];
+  for (size_t s = 0; s < n; s++) {
+    const long begin = db_slot_begin(start, cell_slot[order[s]]);
+    cell_of[s] = (int)cell_rank[begin];
+    if ((long)s == begin) cell_first[cell_of[s]] = (int)s;
+  }
   size_t entries = 0;
   if (pc_mul_size((size_t)cells, 2 * around, &entries, "grid neighbour lists") != 0) return -1;
   int *near = pc_try_alloc(entries, sizeof *near, "grid neighbour lists");
@@ -1105,28 +1174,41 @@ static int db_build_neighbour_lists(db_geometry geo, const float *xs, const doub
   /* device: near[cells * 3^d * 2] each cell's neighbouring ranges, made there. */
   DEV_ENTER(map(alloc : near[0 : entries]))
   PAR_FOR()
-  for (size_t s = 0; s < n; s++) {
-    if ((long)s != db_slot_begin(start, cell_slot[order[s]])) continue; /* a cell's first position writes its list */
+  for (size_t e = 0; e < (size_t)cells * around; e++) { /* entry k of cell c's list, or an empty range */
+    const size_t c = e / around, k = e % around;
     const db_view v = db_make_view(geo, xs, NULL, lo, region, start, NULL, NULL, NULL, NULL);
     long home[DB_GRID_MAX_DIM], cell[DB_GRID_MAX_DIM];
-    db_cell_of(&v, xs + s * d, home);
-    int *list = near + (size_t)cell_of[s] * around * 2;
-    size_t filled = 0, first, last;
-    for (int away = 0; away <= geo.gd; away++) /* the cell itself first, then those sharing a face, ... */
-      for (size_t a = 0; a < around; a++) {
-        if (db_offsets_away(a, geo.gd) != away) continue;
-        db_neighbour_cell(home, geo.gd, a, cell);
-        if (db_cell_range(&v, cell, &first, &last)) {
-          list[2 * filled] = (int)first;
-          list[2 * filled + 1] = (int)last;
-          filled++;
-        }
+    size_t first = 0, last = 0;
+    db_cell_of(&v, xs + (size_t)cell_first[c] * d, home);
+    db_neighbour_cell(home, geo.gd, geo.nearest[k], cell);
+    db_cell_range(&v, cell, &first, &last);
+    near[2 * e] = (int)first;
+    near[2 * e + 1] = (int)last;
+  }
+  PAR_FOR()
+  for (size_t c = 0; c < (size_t)cells; c++) { /* each list's occupied cells moved to its front, in order */
+    int *list = near + c * around * 2;
+    size_t filled = 0;
+    for (size_t k = 0; k < around; k++)
+      if (list[2 * k] != list[2 * k + 1]) {
+        list[2 * filled] = list[2 * k];
+        list[2 * filled + 1] = list[2 * k + 1];
+        filled++;
       }
     for (; filled < around; filled++) list[2 * filled] = list[2 * filled + 1] = 0;
   }
   *near_out = near;
   *cells_out = (size_t)cells;
   return 0;
+}
+
+/* The order in which a cell lists its neighbouring cells (db_build_neighbour_lists): the cell
+ * itself, then those sharing a face with it, an edge, a corner. */
+static void db_order_nearest_first(db_geometry *geo) {
+  int k = 0;
+  for (int away = 0; away <= geo->gd; away++)
+    for (int a = 0; a < geo->cells_around; a++)
+      if (db_offsets_away((size_t)a, geo->gd) == away) geo->nearest[k++] = (unsigned char)a;
 }
 
 /* The clusters' ids, step 1 of the labels: each component of core points is named by its
@@ -1258,6 +1340,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     geo.gd = used == DB_INDEX_PROJECTED ? DB_PROJECTED_DIMS : (int)d; /* its dimensions: below, with the spans */
     geo.cells_around = 1;
     for (int j = 0; j < geo.gd; j++) geo.cells_around *= 3;
+    if (geo.gd <= DB_NEAR_MAX_DIM) db_order_nearest_first(&geo);
     nslots = n > 0 ? 2 * n : 1; /* two a point: probes stay short, a region always has a free slot */
     nstart = nslots;
     nregion = n + 1; /* at most n regions; the exact count comes with the spans */
@@ -1359,7 +1442,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   }
   if (!rc && listed &&
       (rc = db_build_neighbour_lists(geo, xs, lo, region, start, order, (unsigned *)scratch, root_rank, cell_of,
-                                     &near, &cells)) == 0)
+                                     lowest, &near, &cells)) == 0)
     result->working_bytes += cells * (size_t)geo.cells_around * 2 * sizeof(int);
   /* tiles with neighbour lists: the union-find links a block at a time; scratch holds the blocks'
    * starts until the labels (lowest and root_rank are free until then too) */
@@ -1412,12 +1495,23 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
       PAR_FOR()
       for (size_t s = 0; s < n; s++)
         if (!core[s]) non_core_at[root_rank[s]] = (int)s;
-      PAR_FOR(reduction(+ : n_noise) DB_NEIGHBOUR_LOOP GPU_ONLY(num_teams(pc_reduction_teams((size_t)non_core))))
-      for (long k = 0; k < non_core; k++) {
-        const size_t s = (size_t)non_core_at[k];
-        const db_view v = DB_VIEW;
-        slabel[s] = db_border_label(&v, s, core, slabel, eps2);
-        n_noise += slabel[s] < 0;
+      if (near && !tiled) { /* the list walk (db_list_label) */
+        const int around = geo.cells_around;
+        PAR_FOR(reduction(+ : n_noise) DB_NEIGHBOUR_LOOP GPU_ONLY(num_teams(pc_reduction_teams((size_t)non_core))))
+        for (long k = 0; k < non_core; k++) {
+          const size_t s = (size_t)non_core_at[k];
+          const int *list = near + (size_t)cell_of[s] * (size_t)around * 2;
+          slabel[s] = db_list_label(xs, d, list, around, s, core, slabel, eps2);
+          n_noise += slabel[s] < 0;
+        }
+      } else {
+        PAR_FOR(reduction(+ : n_noise) DB_NEIGHBOUR_LOOP GPU_ONLY(num_teams(pc_reduction_teams((size_t)non_core))))
+        for (long k = 0; k < non_core; k++) {
+          const size_t s = (size_t)non_core_at[k];
+          const db_view v = DB_VIEW;
+          slabel[s] = db_border_label(&v, s, core, slabel, eps2);
+          n_noise += slabel[s] < 0;
+        }
       }
       n_core = (long)n - non_core;
     }
