@@ -70,6 +70,32 @@ def test_random_inputs_match_reference(variant, work, index, method, seed, n, d,
     check_against_reference(variant, work, x, eps, min_pts, index, method)
 
 
+def corner_pairs(offset):
+    """Pairs of points about eps = |offset| apart (a Pythagorean triple: 3-4-5, 2-3-6-7) across a
+    corner of the grid: the second point in the cell diagonal to the first's, at most two float
+    ulps past its corner; the first a whole offset back, moved by an ulp or not, so that the pair
+    lies at eps, or just above or below it. The walks skip the neighbouring cells farther than a
+    cell width from a point (db_in_reach): a pair at eps across a corner is where that bound is
+    closest. Cells are eps (1 + 2^-20) wide from the smallest coordinates, here 0 (the first
+    point); min_pts 2, so each pair is a cluster when within eps and two noise points when not."""
+    offset = np.asarray(offset, dtype=np.float32)
+    eps = float(np.sqrt((offset.astype(np.float64) ** 2).sum()))
+    inv_width = 1.0 / (eps * (1 + 2.0**-20))
+    points = [np.zeros(len(offset), dtype=np.float32)]
+    for k, (past, nudge) in enumerate((p, q) for p in range(3) for q in (-1, 0, 1)):
+        cell = 20 * k + 10
+        corner = np.float32(cell / inv_width)
+        while np.floor(np.float64(corner) * inv_width) < cell:  # the first float in the cell
+            corner = np.nextafter(corner, np.float32(np.inf))
+        second = np.full(len(offset), corner, dtype=np.float32)
+        for _ in range(past):
+            second = np.nextafter(second, np.float32(np.inf))
+        first = second - offset
+        first[0] = np.nextafter(first[0], np.float32(np.inf * nudge)) if nudge else first[0]
+        points += [first, second]
+    return np.array(points, dtype=np.float64), eps, 2
+
+
 ADVERSARIAL = {
     # many identical points, and a few copies elsewhere
     "duplicates": (np.array([[0.5, 0.5]] * 40 + [[0.9, 0.1]] * 3 + [[0.1, 0.9]] * 5), 0.01, 4),
@@ -87,6 +113,9 @@ ADVERSARIAL = {
     "min_pts_2": (np.random.default_rng(4).random((80, 2)) * 10, 0.4, 2),
     # a border point between two clusters joins the smaller cluster id
     "shared_border": (np.array([[0.0], [0.1], [0.2], [0.5], [0.8], [0.9], [1.0]]), 0.3, 3),
+    # pairs at eps across the corners of the grid's cells
+    "corner_pairs_2d": corner_pairs((3.0, 4.0)),
+    "corner_pairs_3d": corner_pairs((2.0, 3.0, 6.0)),
 }
 
 
