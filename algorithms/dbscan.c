@@ -463,9 +463,7 @@ typedef struct {
   double eps, inv_eps;
   float inside2, outside2;
   int region_shift, region_bits;
-  unsigned char nearest[DB_NEAR_CELLS]; /* grid, gd <= DB_NEAR_MAX_DIM: the order of a cell's list, */
-  unsigned char below[DB_NEAR_CELLS], above[DB_NEAR_CELLS]; /* and where each entry's cell lies: bit j
-                                                             * set if one cell below / above along j */
+  unsigned char nearest[DB_NEAR_CELLS]; /* grid, gd <= DB_NEAR_MAX_DIM: the order of a cell's list */
   int tiled; /* the distances are tested a tile at a time (xt) */
   int kind, gd, gdim[DB_GRID_MAX_DIM], cells_around, levels, fanout;
 } db_geometry;
@@ -621,69 +619,25 @@ static inline int db_border_label(const db_view *v, size_t s, const int *core, c
   return best == INT_MAX ? -1 : best;
 }
 
-/* Where a point lies in its grid cell: its squared distances, in cell widths, to the cell's faces
- * below and above it along each grid dimension (0 past gd). */
-typedef struct {
-  double below[DB_NEAR_MAX_DIM], above[DB_NEAR_MAX_DIM];
-} db_place;
-
-static inline db_place db_place_in_cell(const db_geometry *g, const double *lo, const float *row) {
-  db_place p;
-  PC_UNROLL
-  for (int j = 0; j < DB_NEAR_MAX_DIM; j++) {
-    p.below[j] = p.above[j] = 0.0;
-    if (j < g->gd) {
-      const int k = g->gdim[j];
-      const double t = ((double)row[k] - lo[k]) * g->inv_eps, f = t - floor(t);
-      p.below[j] = f * f;
-      p.above[j] = (1.0 - f) * (1.0 - f);
-    }
-  }
-  return p;
-}
-
-/* Whether entry k of the point's neighbour list (neighbouring cell g->nearest[k]) may hold a point
- * within eps of it: whether the cell lies at most one cell width from the point. This drops most
- * corner cells (about a quarter of the 27 at d = 3, a tenth of the 9 in 2-D). A cell is
- * eps (1 + 2^-20) wide: a width leaves room for the rounding of the cell coordinates (below
- * 2^-23 of a width), so no neighbour is ever dropped. */
-static inline int db_in_reach(const db_geometry *g, const db_place *p, int k) {
-  double gap2 = 0.0;
-  PC_UNROLL
-  for (int j = 0; j < DB_NEAR_MAX_DIM; j++)
-    gap2 += g->below[k] >> j & 1 ? p->below[j] : g->above[k] >> j & 1 ? p->above[j] : 0.0;
-  return gap2 <= 1.0;
-}
-
-/* The same walks, untiled, over the neighbour list of a grid cell (`list`: g->cells_around
- * ranges, entry k for neighbouring cell g->nearest[k]), taking only the entries in reach of the
- * point (db_in_reach; `place`: the point's place in its cell). Written for the list alone,
- * without a cursor for every index, so that their GPU loops keep few registers: with the cursor
- * walks the core count held 148 registers a thread and the links 120, which left 12.5% and 25%
- * of an H100's warps resident to hide the latency of their reads. */
-static inline long db_list_count(const float *xs, size_t d, const int *list, const db_geometry *g,
-                                 const db_place *place, size_t i, long limit, double eps2) {
+/* The count and the border label, untiled, over the neighbour list of a grid cell (`list`:
+ * `around` ranges, entry k for neighbouring cell nearest[k], empty for a cell without points).
+ * Written for the list alone, without a cursor for every index, so that their GPU loops keep few
+ * registers: with the cursor walks the core count held 148 registers a thread, which left 12.5%
+ * of an H100's warps resident to hide the latency of its reads. (The links take a range per loop
+ * iteration: db_connect_union_find.) */
+static inline long db_list_count(const float *xs, size_t d, const int *list, int around, size_t i, long limit,
+                                 double eps2) {
   long count = 0;
-  for (int r = 0; r < g->cells_around && count < limit; r++)
-    if (db_in_reach(g, place, r))
-      count = db_range_count(xs, d, i, (size_t)list[2 * r], (size_t)list[2 * r + 1], count, limit, eps2);
+  for (int r = 0; r < around && count < limit; r++)
+    count = db_range_count(xs, d, i, (size_t)list[2 * r], (size_t)list[2 * r + 1], count, limit, eps2);
   return count;
 }
 
-static inline void db_list_link(const float *xs, size_t d, const int *list, const db_geometry *g,
-                                const db_place *place, size_t i, const int *core, int *parent, double eps2) {
-  int root = (int)i;
-  for (int r = 0; r < g->cells_around; r++)
-    if (db_in_reach(g, place, r))
-      root = db_range_link(xs, d, i, (size_t)list[2 * r], (size_t)list[2 * r + 1], core, parent, root, eps2);
-}
-
-static inline int db_list_label(const float *xs, size_t d, const int *list, const db_geometry *g,
-                                const db_place *place, size_t s, const int *core, const int *slabel, double eps2) {
+static inline int db_list_label(const float *xs, size_t d, const int *list, int around, size_t s, const int *core,
+                                const int *slabel, double eps2) {
   int best = INT_MAX;
-  for (int r = 0; r < g->cells_around; r++)
-    if (db_in_reach(g, place, r))
-      best = db_range_label(xs, d, s, (size_t)list[2 * r], (size_t)list[2 * r + 1], core, slabel, best, eps2);
+  for (int r = 0; r < around; r++)
+    best = db_range_label(xs, d, s, (size_t)list[2 * r], (size_t)list[2 * r + 1], core, slabel, best, eps2);
   return best == INT_MAX ? -1 : best;
 }
 
@@ -796,8 +750,7 @@ static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, co
     PAR_FOR(DB_NEIGHBOUR_LOOP)
     for (size_t i = 0; i < n; i++) {
       const int *list = near + (size_t)cell_of[i] * (size_t)around * 2;
-      const db_place place = db_place_in_cell(&geo, lo, xs + i * d);
-      core[i] = db_list_count(xs, d, list, &geo, &place, i, min_pts, eps2) >= min_pts;
+      core[i] = db_list_count(xs, d, list, around, i, min_pts, eps2) >= min_pts;
       parent[i] = (int)i;
     }
   } else {
@@ -814,13 +767,17 @@ static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, co
   if (blocks > 0) {
     db_walk_blocks(DB_INDEX_ARGS, eps2, block_first, blocks, DB_WALK_LINK, core, parent, NULL);
   } else if (by_list) {
+    /* An iteration per (point, entry of its cell's list): consecutive GPU threads walk the ranges
+     * of one point at once, so that a warp's threads finish nearly together; with an iteration
+     * per point, walking its ranges one after another, 10 of a warp's 32 threads were active on
+     * average at 10M x 3. */
     PAR_FOR(DB_NEIGHBOUR_LOOP)
-    for (size_t i = 0; i < n; i++)
-      if (core[i]) {
-        const int *list = near + (size_t)cell_of[i] * (size_t)around * 2;
-        const db_place place = db_place_in_cell(&geo, lo, xs + i * d);
-        db_list_link(xs, d, list, &geo, &place, i, core, parent, eps2);
-      }
+    for (size_t e = 0; e < n * (size_t)around; e++) {
+      const size_t i = e / (size_t)around;
+      if (!core[i]) continue;
+      const int *range = near + ((size_t)cell_of[i] * (size_t)around + e % (size_t)around) * 2;
+      db_range_link(xs, d, i, (size_t)range[0], (size_t)range[1], core, parent, (int)i, eps2);
+    }
   } else {
     PAR_FOR(DB_NEIGHBOUR_LOOP)
     for (size_t i = 0; i < n; i++) {
@@ -1194,14 +1151,13 @@ static int db_build_grid(db_geometry geo, const float *x, const double *lo, long
 /* Grid, d <= DB_NEAR_MAX_DIM: each cell's neighbouring cells as ranges of positions (empty for
  * a cell without points), found by probing the cell table once per cell instead of once per
  * point and phase. Entry k is neighbouring cell geo.nearest[k]: nearest first, so that the core
- * count, which stops at min_pts, mostly stops in the first few ranges, and a walk knows each
- * entry's offset (db_reach). Cells are numbered in position order (cell_rank: a prefix sum over the positions
- * that begin a cell); cell_of[s] is the cell of position s, cell_first[c] (scratch) the first
- * position of cell c; the lists go to *near_out, allocated here and mapped to the device (the
- * caller releases both), *cells_out cells. cell_slot[i]: input point i's slot (db_build_grid).
- * Each (cell, neighbouring cell) pair is a loop iteration of its own: an iteration per cell left
- * six GPU threads in seven idle at 10M x 3 (the positions that do not begin a cell). 0, or -1
- * with a pc_fail message (memory). */
+ * count, which stops at min_pts, mostly stops in the first few ranges. Cells are numbered in
+ * position order (cell_rank: a prefix sum over the positions that begin a cell); cell_of[s] is
+ * the cell of position s, cell_first[c] (scratch) the first position of cell c; the lists go to
+ * *near_out, allocated here and mapped to the device (the caller releases both), *cells_out
+ * cells. cell_slot[i]: input point i's slot (db_build_grid). Each (cell, neighbouring cell) pair
+ * is a loop iteration of its own: an iteration per cell left six GPU threads in seven idle at
+ * 10M x 3 (the positions that do not begin a cell). 0, or -1 with a pc_fail message (memory). */
 static int db_build_neighbour_lists(db_geometry geo, const float *xs, const double *lo, const long *region,
                                     const long *start, const int *order, const unsigned *cell_slot, long *cell_rank,
                                     int *cell_of, int *cell_first, int **near_out, size_t *cells_out) {
@@ -1240,20 +1196,12 @@ static int db_build_neighbour_lists(db_geometry geo, const float *xs, const doub
 }
 
 /* The order in which a cell lists its neighbouring cells (db_build_neighbour_lists): the cell
- * itself, then those sharing a face with it, an edge, a corner; and where each lies. */
+ * itself, then those sharing a face with it, an edge, a corner. */
 static void db_order_nearest_first(db_geometry *geo) {
   int k = 0;
   for (int away = 0; away <= geo->gd; away++)
-    for (int a = 0; a < geo->cells_around; a++) {
-      if (db_offsets_away((size_t)a, geo->gd) != away) continue;
-      geo->nearest[k] = (unsigned char)a;
-      geo->below[k] = geo->above[k] = 0;
-      for (int j = 0, rest = a; j < geo->gd; j++, rest /= 3) {
-        geo->below[k] |= (unsigned char)((rest % 3 == 0) << j);
-        geo->above[k] |= (unsigned char)((rest % 3 == 2) << j);
-      }
-      k++;
-    }
+    for (int a = 0; a < geo->cells_around; a++)
+      if (db_offsets_away((size_t)a, geo->gd) == away) geo->nearest[k++] = (unsigned char)a;
 }
 
 /* The clusters' ids, step 1 of the labels: each component of core points is named by its
@@ -1546,8 +1494,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
         for (long k = 0; k < non_core; k++) {
           const size_t s = (size_t)non_core_at[k];
           const int *list = near + (size_t)cell_of[s] * (size_t)around * 2;
-          const db_place place = db_place_in_cell(&geo, lo, xs + s * d);
-          slabel[s] = db_list_label(xs, d, list, &geo, &place, s, core, slabel, eps2);
+          slabel[s] = db_list_label(xs, d, list, around, s, core, slabel, eps2);
           n_noise += slabel[s] < 0;
         }
       } else {

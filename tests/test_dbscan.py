@@ -74,9 +74,9 @@ def corner_pairs(offset):
     """Pairs of points about eps = |offset| apart (a Pythagorean triple: 3-4-5, 2-3-6-7) across a
     corner of the grid: the second point in the cell diagonal to the first's, at most two float
     ulps past its corner; the first a whole offset back, moved by an ulp or not, so that the pair
-    lies at eps, or just above or below it. The walks skip the neighbouring cells farther than a
-    cell width from a point (db_in_reach): a pair at eps across a corner is where that bound is
-    closest. Cells are eps (1 + 2^-20) wide from the smallest coordinates, here 0 (the first
+    lies at eps, or just above or below it: the farthest a neighbour can lie among the grid's
+    3^d cells, where a walk that dropped corner cells (or rounded a cell coordinate the wrong way)
+    would miss it. Cells are eps (1 + 2^-20) wide from the smallest coordinates, here 0 (the first
     point); min_pts 2, so each pair is a cluster when within eps and two noise points when not."""
     offset = np.asarray(offset, dtype=np.float32)
     eps = float(np.sqrt((offset.astype(np.float64) ** 2).sum()))
