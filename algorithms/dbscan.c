@@ -128,7 +128,7 @@ typedef struct {
   const float *node_lo, *node_hi; /* directory: each node's range in its level's dimension */
   const int *cell_of;    /* grid, d <= DB_NEAR_MAX_DIM: each position's cell (0 .. cells - 1); else NULL */
   const int *near;       /* with cell_of: per cell, cells_around ranges [begin, end) of positions,
-                          * entry k for neighbouring cell nearest[k] (db_build_neighbour_lists),
+                          * neighbouring cell a at entry rank[a] (db_build_neighbour_lists),
                           * empty for a cell without points */
   size_t n, d;
   double eps, inv_eps;
@@ -463,7 +463,8 @@ typedef struct {
   double eps, inv_eps;
   float inside2, outside2;
   int region_shift, region_bits;
-  unsigned char nearest[DB_NEAR_CELLS]; /* grid, gd <= DB_NEAR_MAX_DIM: the order of a cell's list */
+  unsigned char rank[DB_NEAR_CELLS]; /* grid, gd <= DB_NEAR_MAX_DIM: neighbouring cell a is entry rank[a] of a
+                                      * cell's list (db_rank_nearest_first) */
   int tiled; /* the distances are tested a tile at a time (xt) */
   int kind, gd, gdim[DB_GRID_MAX_DIM], cells_around, levels, fanout;
 } db_geometry;
@@ -531,6 +532,7 @@ static inline int db_range_link(const float *xs, size_t d, size_t i, size_t firs
   if (last > i) last = i;
   for (size_t q = first; q < last; q++)
     if (core[q] && db_within(xs, d, i, q, eps2)) {
+      if (__atomic_load_n(&parent[q], __ATOMIC_RELAXED) == root) continue; /* under the root already: one read */
       const int other = db_find(parent, (int)q);
       if (other != root) root = db_union(parent, root, other);
     }
@@ -619,18 +621,24 @@ static inline int db_border_label(const db_view *v, size_t s, const int *core, c
   return best == INT_MAX ? -1 : best;
 }
 
-/* The count and the border label, untiled, over the neighbour list of a grid cell (`list`:
- * `around` ranges, entry k for neighbouring cell nearest[k], empty for a cell without points).
- * Written for the list alone, without a cursor for every index, so that their GPU loops keep few
- * registers: with the cursor walks the core count held 148 registers a thread, which left 12.5%
- * of an H100's warps resident to hide the latency of its reads. (The links take a range per loop
- * iteration: db_connect_union_find.) */
+/* The same walks, untiled, over the neighbour list of a grid cell (`list`: `around` ranges, entry
+ * rank[a] for neighbouring cell a, empty for a cell without points). Written for the list
+ * alone, without a cursor for every index, so that their GPU loops keep few registers: with the
+ * cursor walks the core count held 148 registers a thread and the links 120, which left 12.5%
+ * and 25% of an H100's warps resident to hide the latency of their reads. */
 static inline long db_list_count(const float *xs, size_t d, const int *list, int around, size_t i, long limit,
                                  double eps2) {
   long count = 0;
   for (int r = 0; r < around && count < limit; r++)
     count = db_range_count(xs, d, i, (size_t)list[2 * r], (size_t)list[2 * r + 1], count, limit, eps2);
   return count;
+}
+
+static inline void db_list_link(const float *xs, size_t d, const int *list, int around, size_t i, const int *core,
+                                int *parent, double eps2) {
+  int root = (int)i;
+  for (int r = 0; r < around; r++) /* the root a range leaves is the next one's hint */
+    root = db_range_link(xs, d, i, (size_t)list[2 * r], (size_t)list[2 * r + 1], core, parent, root, eps2);
 }
 
 static inline int db_list_label(const float *xs, size_t d, const int *list, int around, size_t s, const int *core,
@@ -767,17 +775,9 @@ static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, co
   if (blocks > 0) {
     db_walk_blocks(DB_INDEX_ARGS, eps2, block_first, blocks, DB_WALK_LINK, core, parent, NULL);
   } else if (by_list) {
-    /* An iteration per (point, entry of its cell's list): consecutive GPU threads walk the ranges
-     * of one point at once, so that a warp's threads finish nearly together; with an iteration
-     * per point, walking its ranges one after another, 10 of a warp's 32 threads were active on
-     * average at 10M x 3. */
     PAR_FOR(DB_NEIGHBOUR_LOOP)
-    for (size_t e = 0; e < n * (size_t)around; e++) {
-      const size_t i = e / (size_t)around;
-      if (!core[i]) continue;
-      const int *range = near + ((size_t)cell_of[i] * (size_t)around + e % (size_t)around) * 2;
-      db_range_link(xs, d, i, (size_t)range[0], (size_t)range[1], core, parent, (int)i, eps2);
-    }
+    for (size_t i = 0; i < n; i++)
+      if (core[i]) db_list_link(xs, d, near + (size_t)cell_of[i] * (size_t)around * 2, around, i, core, parent, eps2);
   } else {
     PAR_FOR(DB_NEIGHBOUR_LOOP)
     for (size_t i = 0; i < n; i++) {
@@ -1150,7 +1150,7 @@ static int db_build_grid(db_geometry geo, const float *x, const double *lo, long
 
 /* Grid, d <= DB_NEAR_MAX_DIM: each cell's neighbouring cells as ranges of positions (empty for
  * a cell without points), found by probing the cell table once per cell instead of once per
- * point and phase. Entry k is neighbouring cell geo.nearest[k]: nearest first, so that the core
+ * point and phase. Neighbouring cell a is entry geo.rank[a]: nearest first, so that the core
  * count, which stops at min_pts, mostly stops in the first few ranges. Cells are numbered in
  * position order (cell_rank: a prefix sum over the positions that begin a cell); cell_of[s] is
  * the cell of position s, cell_first[c] (scratch) the first position of cell c; the lists go to
@@ -1179,16 +1179,31 @@ static int db_build_neighbour_lists(db_geometry geo, const float *xs, const doub
   /* device: near[cells * 3^d * 2] each cell's neighbouring ranges, made there. */
   DEV_ENTER(map(alloc : near[0 : entries]))
   PAR_FOR()
-  for (size_t e = 0; e < (size_t)cells * around; e++) { /* entry k of cell c's list, or an empty range */
-    const size_t c = e / around, k = e % around;
+  for (size_t e = 0; e < entries; e++) near[e] = 0; /* every range empty until a cell is found there */
+  /* Cell c finds its neighbours at offsets past the middle one (a > around / 2) and enters each
+   * pair in both lists: c's neighbour at offset a has c at the mirrored offset around - 1 - a.
+   * Half the probes, and each cell's own range (the middle offset) needs none. */
+  const size_t half = around / 2;
+  PAR_FOR()
+  for (size_t e = 0; e < (size_t)cells * (half + 1); e++) {
+    const size_t c = e / (half + 1), a = half + e % (half + 1);
+    const size_t c_first = (size_t)cell_first[c], c_end = c + 1 < (size_t)cells ? (size_t)cell_first[c + 1] : n;
+    if (a == half) { /* the cell itself */
+      near[2 * (c * around + geo.rank[a])] = (int)c_first;
+      near[2 * (c * around + geo.rank[a]) + 1] = (int)c_end;
+      continue;
+    }
     const db_view v = db_make_view(geo, xs, NULL, lo, region, start, NULL, NULL, NULL, NULL);
     long home[DB_GRID_MAX_DIM], cell[DB_GRID_MAX_DIM];
-    size_t first = 0, last = 0;
-    db_cell_of(&v, xs + (size_t)cell_first[c] * d, home);
-    db_neighbour_cell(home, geo.gd, geo.nearest[k], cell);
-    db_cell_range(&v, cell, &first, &last);
-    near[2 * e] = (int)first;
-    near[2 * e + 1] = (int)last;
+    size_t first, last;
+    db_cell_of(&v, xs + c_first * d, home);
+    db_neighbour_cell(home, geo.gd, a, cell);
+    if (!db_cell_range(&v, cell, &first, &last)) continue;
+    const size_t b = (size_t)cell_of[first];
+    near[2 * (c * around + geo.rank[a])] = (int)first;
+    near[2 * (c * around + geo.rank[a]) + 1] = (int)last;
+    near[2 * (b * around + geo.rank[around - 1 - a])] = (int)c_first;
+    near[2 * (b * around + geo.rank[around - 1 - a]) + 1] = (int)c_end;
   }
   *near_out = near;
   *cells_out = (size_t)cells;
@@ -1197,11 +1212,11 @@ static int db_build_neighbour_lists(db_geometry geo, const float *xs, const doub
 
 /* The order in which a cell lists its neighbouring cells (db_build_neighbour_lists): the cell
  * itself, then those sharing a face with it, an edge, a corner. */
-static void db_order_nearest_first(db_geometry *geo) {
+static void db_rank_nearest_first(db_geometry *geo) {
   int k = 0;
   for (int away = 0; away <= geo->gd; away++)
     for (int a = 0; a < geo->cells_around; a++)
-      if (db_offsets_away((size_t)a, geo->gd) == away) geo->nearest[k++] = (unsigned char)a;
+      if (db_offsets_away((size_t)a, geo->gd) == away) geo->rank[a] = (unsigned char)k++;
 }
 
 /* The clusters' ids, step 1 of the labels: each component of core points is named by its
@@ -1333,7 +1348,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     geo.gd = used == DB_INDEX_PROJECTED ? DB_PROJECTED_DIMS : (int)d; /* its dimensions: below, with the spans */
     geo.cells_around = 1;
     for (int j = 0; j < geo.gd; j++) geo.cells_around *= 3;
-    if (geo.gd <= DB_NEAR_MAX_DIM) db_order_nearest_first(&geo);
+    if (geo.gd <= DB_NEAR_MAX_DIM) db_rank_nearest_first(&geo);
     nslots = n > 0 ? 2 * n : 1; /* two a point: probes stay short, a region always has a free slot */
     nstart = nslots;
     nregion = n + 1; /* at most n regions; the exact count comes with the spans */
