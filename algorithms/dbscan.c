@@ -1128,9 +1128,11 @@ static int db_build_grid(db_geometry geo, const float *x, const double *lo, long
     db_region_of(&v, cell, &r);
     const unsigned long base = 2 * (unsigned long)region[r], end = 2 * (unsigned long)region[r + 1];
     unsigned long h = base + db_slot_hash(&v, cell, end - base);
-    for (;; h = h + 1 < end ? h + 1 : base) {
-      int seen = -1;
-      if (__atomic_compare_exchange_n(&claim[h], &seen, (int)i, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) break;
+    for (;; h = h + 1 < end ? h + 1 : base) { /* a claimed slot is read, not written: most points find theirs so */
+      int seen = __atomic_load_n(&claim[h], __ATOMIC_RELAXED); /* the points are read-only: no order needed */
+      if (seen < 0 &&
+          __atomic_compare_exchange_n(&claim[h], &seen, (int)i, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        break;
       if (db_same_cell(&v, x + (size_t)seen * d, cell)) break;
     }
     cell_slot[i] = (unsigned)h; /* 2n slots, n < 2^31 points */

@@ -131,8 +131,11 @@ int pc_cmd_dbscan(int argc, char **argv) {
     if (!isfinite((double)pts.x[e] / o.eps))
       pc_die(PC_EXIT_USAGE, "dbscan: value %g divided by eps %g overflows the grid; rescale the data", (double)pts.x[e], o.eps);
 
-  dbscan_run_ctx run = {&pts, &params, pc_xalloc(n, sizeof(int), "labels"), c.check ? pc_xalloc(n, 1, "core flags") : NULL,
-                        {0}};
+  /* the labels come back from the GPU every run: page-locked memory (where the driver gives it)
+   * takes them at the link's speed (docs/performance.md, 2026-11-25) */
+  int *labels = pc_try_alloc_staging(n, sizeof(int), "labels");
+  if (!labels) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  dbscan_run_ctx run = {&pts, &params, labels, c.check ? pc_xalloc(n, 1, "core flags") : NULL, {0}};
   pc_run_repeat(&r, db_phase_names, DB_NPHASES, 0, dbscan_once, &run);
   const db_result res = run.res;
   if (c.check) {
@@ -173,7 +176,8 @@ int pc_cmd_dbscan(int argc, char **argv) {
            o.min_pts, db_index_names[res.index], o.method == DB_METHOD_CHAINS ? "chains" : "union-find", res.clusters,
            res.core, res.border, res.noise);
   pc_run_finish(&r, what, NULL);
-  free(run.labels), free(run.is_core);
+  pc_free_staging(run.labels);
+  free(run.is_core);
   pc_points_free(&pts);
   return PC_EXIT_OK;
 }
