@@ -8,10 +8,12 @@
  *     works on positions in xs: a point's candidate neighbours are a few contiguous ranges of
  *     positions, and consecutive positions (one GPU warp, one CPU chunk) are close in space, so
  *     they read the same ranges. The grid is an exact hash table of the occupied cells (side
- *     eps): each cell is claimed by one of its points with compare-and-swap (linear probing),
- *     and a counting sort (atomic histogram, prefix sum, atomic scatter) groups the points by
- *     cell. The projected grid is the same grid over the 3 dimensions of widest span. Up to 3
- *     grid dimensions each occupied cell then lists its occupied neighbouring cells' ranges
+ *     eps), cut into regions (coarse cells in Z-order, db_region_of): each cell is claimed by
+ *     one of its points with compare-and-swap (linear probing within its region), and a
+ *     counting sort (atomic histogram, prefix sum, atomic scatter) groups the points by cell,
+ *     region after region, so that cells near in space are near in memory. The projected grid
+ *     is the same grid over the 3 dimensions of widest span. Up to 3 grid dimensions each
+ *     occupied cell then lists its neighbouring cells' ranges, nearest first
  *     (db_build_neighbour_lists), so that the phases below read a list instead of probing.
  *     From d = DB_TILED_MIN_DIM the points are also kept in tiles (xt) for the tiled tests.
  *  2. core: count neighbours up to min_pts (the count stops early).
@@ -749,8 +751,23 @@ static long db_build_blocks(size_t n, const int *cell_of, int *cell_first, long 
 /* The default method: core flags (the count stops at min_pts), then every core point links to
  * each core neighbour at a smaller position. Leaves parent[] (over positions) a forest whose
  * trees are the components of core points. */
-static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, const int *block_first, long blocks,
-                                  int *core, int *parent, db_result *result) {
+/* The positions s with core[s] set (is_core 1) or not (0), in order, into at[0 .. count): a
+ * prefix sum over rank (n longs of scratch). Returns the count, or -1 with a pc_fail message. A GPU
+ * loop over such a list keeps its warps full, where a loop over all positions leaves idle the
+ * threads of the positions it skips. */
+static long db_list_positions(size_t n, const int *core, int is_core, long *rank, int *at) {
+  PAR_FOR()
+  for (size_t s = 0; s < n; s++) rank[s] = (core[s] != 0) == is_core;
+  const long count = pc_exclusive_scan(rank, n);
+  if (count < 0) return -1;
+  PAR_FOR()
+  for (size_t s = 0; s < n; s++)
+    if ((core[s] != 0) == is_core) at[rank[s]] = (int)s;
+  return count;
+}
+
+static int db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, const int *block_first, long blocks,
+                                 long *rank, int *at, int *core, int *parent, db_result *result) {
   const size_t n = geo.n, d = geo.d;
   const int around = geo.cells_around, by_list = near && !geo.tiled; /* the list walks (db_list_*) */
   double t0 = pc_now();
@@ -774,10 +791,14 @@ static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, co
 
   if (blocks > 0) {
     db_walk_blocks(DB_INDEX_ARGS, eps2, block_first, blocks, DB_WALK_LINK, core, parent, NULL);
-  } else if (by_list) {
+  } else if (by_list) { /* the core positions listed first (db_list_positions) */
+    const long cores = db_list_positions(n, core, 1, rank, at);
+    if (cores < 0) return -1;
     PAR_FOR(DB_NEIGHBOUR_LOOP)
-    for (size_t i = 0; i < n; i++)
-      if (core[i]) db_list_link(xs, d, near + (size_t)cell_of[i] * (size_t)around * 2, around, i, core, parent, eps2);
+    for (long k = 0; k < cores; k++) {
+      const size_t i = (size_t)at[k];
+      db_list_link(xs, d, near + (size_t)cell_of[i] * (size_t)around * 2, around, i, core, parent, eps2);
+    }
   } else {
     PAR_FOR(DB_NEIGHBOUR_LOOP)
     for (size_t i = 0; i < n; i++) {
@@ -787,6 +808,7 @@ static void db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, co
     }
   }
   result->phase_s[DB_PHASE_CONNECT] = pc_now() - t1;
+  return 0;
 }
 
 
@@ -1467,7 +1489,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     rc = db_connect_chains(DB_INDEX_ARGS, eps2, params, core, parent, result);
     result->phase_s[DB_PHASE_CONNECT] = pc_now() - t0;
   } else if (!rc) {
-    db_connect_union_find(DB_INDEX_ARGS, eps2, min_pts, scratch, blocks, core, parent, result);
+    rc = db_connect_union_find(DB_INDEX_ARGS, eps2, min_pts, scratch, blocks, root_rank, lowest, core, parent, result);
   }
   t0 = pc_now();
 
@@ -1493,18 +1515,13 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
       }
     }
   } else if (!rc) {
-    /* The non-core positions, listed in order first (a prefix sum into root_rank, the list in
-     * lowest: both free once the ids are made), so that a GPU warp walks 32 of them, not the one
-     * or two among core points that a warp over all positions would find. */
-    PAR_FOR()
-    for (size_t s = 0; s < n; s++) root_rank[s] = !core[s];
-    const long non_core = pc_exclusive_scan(root_rank, n);
+    /* The non-core positions listed first (db_list_positions, into root_rank and lowest: both free
+     * once the ids are made), so that a GPU warp walks 32 of them, not the one or two among core
+     * points that a warp over all positions would find. */
+    int *non_core_at = lowest;
+    const long non_core = db_list_positions(n, core, 0, root_rank, non_core_at);
     if (non_core < 0) rc = -1;
     if (!rc) {
-      int *non_core_at = lowest;
-      PAR_FOR()
-      for (size_t s = 0; s < n; s++)
-        if (!core[s]) non_core_at[root_rank[s]] = (int)s;
       if (near && !tiled) { /* the list walk (db_list_label) */
         const int around = geo.cells_around;
         PAR_FOR(reduction(+ : n_noise) DB_NEIGHBOUR_LOOP GPU_ONLY(num_teams(pc_reduction_teams((size_t)non_core))))
