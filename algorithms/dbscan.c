@@ -240,6 +240,7 @@ static inline int db_cell_range(const db_view *v, const long *cell, size_t *firs
 
 static inline void db_cursor_init(const db_view *v, size_t s, db_cursor *c) {
   c->around = -1;
+  c->cell = 0;
   c->level = 0;
   c->child[0] = 0;
   c->pos = c->end = 0;
