@@ -150,7 +150,6 @@ typedef struct {
   int around;                                         /* grid: which of the 3^d cells */
   int level, child[DB_DIR_MAX_LEVELS], node[DB_DIR_MAX_LEVELS]; /* directory: depth-first walk */
   double point[DB_DIR_MAX_LEVELS];                    /* directory: the point's first coordinates */
-  size_t pos, end;
 } db_cursor;
 
 /* The grid cell of a point (its row of d coordinates): gd cell numbers, one per grid dimension. */
@@ -210,14 +209,6 @@ static inline void db_neighbour_cell(const long *home, int gd, size_t a, long *c
   for (int j = 0; j < gd; j++, a /= 3) cell[j] = home[j] + (long)(a % 3) - 1;
 }
 
-/* How many of the offsets of neighbouring cell a are not 0: 0 for the cell itself, 1 for those
- * sharing a face with it, and so on. */
-static inline int db_offsets_away(size_t a, int gd) {
-  int away = 0;
-  for (int j = 0; j < gd; j++, a /= 3) away += a % 3 != 1;
-  return away;
-}
-
 /* The positions [*first, *last) of the points in `cell`; 0 when no point is in it. Linear
  * probing within the cell's region from the cell's hash: a slot belongs to the cell of its first
  * point, and a free slot (an empty range) ends the search. A region has twice as many slots as
@@ -243,7 +234,6 @@ static inline void db_cursor_init(const db_view *v, size_t s, db_cursor *c) {
   c->cell = 0;
   c->level = 0;
   c->child[0] = 0;
-  c->pos = c->end = 0;
   if (v->kind == DB_INDEX_GRID) {
     if (v->near)
       c->cell = v->cell_of[s];
@@ -749,9 +739,6 @@ static long db_build_blocks(size_t n, const int *cell_of, int *cell_first, long 
   return blocks;
 }
 
-/* The default method: core flags (the count stops at min_pts), then every core point links to
- * each core neighbour at a smaller position. Leaves parent[] (over positions) a forest whose
- * trees are the components of core points. */
 /* The positions s with core[s] set (is_core 1) or not (0), in order, into at[0 .. count): a
  * prefix sum over rank (n longs of scratch). Returns the count, or -1 with a pc_fail message. A GPU
  * loop over such a list keeps its warps full, where a loop over all positions leaves idle the
@@ -767,6 +754,10 @@ static long db_list_positions(size_t n, const int *core, int is_core, long *rank
   return count;
 }
 
+/* The default method: core flags (the count stops at min_pts), then every core point links to
+ * each core neighbour at a smaller position. Leaves parent[] (over positions) a forest whose
+ * trees are the components of core points. rank and at (n each) are scratch for the list of core
+ * positions. 0, or -1 with a pc_fail message (the prefix sum's memory). */
 static int db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, const int *block_first, long blocks,
                                  long *rank, int *at, int *core, int *parent, db_result *result) {
   const size_t n = geo.n, d = geo.d;
@@ -1233,6 +1224,14 @@ static int db_build_neighbour_lists(db_geometry geo, const float *xs, const doub
   *near_out = near;
   *cells_out = (size_t)cells;
   return 0;
+}
+
+/* How many of the offsets of neighbouring cell a are not 0: 0 for the cell itself, 1 for those
+ * sharing a face with it, and so on. */
+static int db_offsets_away(size_t a, int gd) {
+  int away = 0;
+  for (int j = 0; j < gd; j++, a /= 3) away += a % 3 != 1;
+  return away;
 }
 
 /* The order in which a cell lists its neighbouring cells (db_build_neighbour_lists): the cell

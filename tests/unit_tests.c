@@ -1074,7 +1074,6 @@ static void test_wheel_pick(void) {
   CHECK(zero_mass_picks == 0);
 }
 
-/* k-means# draws 3 * max(1, ceil(log2 k)) points per round. */
 /* The integer scan against a serial one: sizes around its tile (2,048) and its tile squared (two
  * levels of tile sums), counts with zeros and large values (the host builds: seq and omp). */
 static void test_exclusive_scan_counts(void) {
@@ -1099,6 +1098,7 @@ static void test_exclusive_scan_counts(void) {
   }
 }
 
+/* k-means# draws 3 * max(1, ceil(log2 k)) points per round. */
 static void test_draws_per_round(void) {
   CHECK(skm_draws_per_round(1) == 3 && skm_draws_per_round(2) == 3 && skm_draws_per_round(3) == 6);
   CHECK(skm_draws_per_round(64) == 18 && skm_draws_per_round(65) == 21);
