@@ -698,10 +698,15 @@ static void db_walk_blocks(DB_INDEX_PARAMS, double eps2, const int *block_first,
         for (size_t i = first; i < end; i++) {
           if (walk == DB_WALK_LINK ? !core[i] || q0 >= i : core[i]) continue;
           const int best = walk == DB_WALK_LABEL ? slabel[i] : 0;
+          /* A loop per walk: with one test for both, the host compiler read slabel (NULL in the links)
+           * under a vector mask, and a masked read of an unmapped page costs a microcode assist. */
           unsigned wanted = 0;
-          for (int k = 0; k < DB_JOIN_ROUND; k++) {
-            const size_t q = q0 + (size_t)k;
-            if ((size_t)k < count && core[q] && (walk == DB_WALK_LINK ? q < i : slabel[q] < best)) wanted |= 1u << k;
+          if (walk == DB_WALK_LINK) {
+            for (int k = 0; k < DB_JOIN_ROUND; k++)
+              if ((size_t)k < count && core[q0 + (size_t)k] && q0 + (size_t)k < i) wanted |= 1u << k;
+          } else {
+            for (int k = 0; k < DB_JOIN_ROUND; k++)
+              if ((size_t)k < count && core[q0 + (size_t)k] && slabel[q0 + (size_t)k] < best) wanted |= 1u << k;
           }
           if (!wanted) continue;
           unsigned within = db_round_within(stage, xt, xs, d, i, q0, wanted, inside2, outside2, eps2);
