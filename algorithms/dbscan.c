@@ -124,8 +124,7 @@ typedef struct {
   const double *lo;      /* grid: per-dimension minimum (grid origin) */
   const long *region;    /* grid: region r's points begin at position region[r], and its slots of
                           * the cell table at 2 region[r] (db_region_of) */
-  const long *start;     /* grid: slot h of the cell table holds positions [start[h-1], start[h])
-                          * (start[-1] read as 0),
+  const long *start;     /* grid: slot h of the cell table holds positions [start[h], start[h + 1]),
                           * empty for a free slot; directory: page starts */
   const float *node_lo, *node_hi; /* directory: each node's range in its level's dimension */
   const int *cell_of;    /* grid, d <= DB_NEAR_MAX_DIM: each position's cell (0 .. cells - 1); else NULL */
@@ -199,10 +198,6 @@ static inline unsigned long db_slot_hash(const db_view *v, const long *cell, uns
   return (h >> 32) * slots >> 32;
 }
 
-/* The first position of slot h's points: after the counting sort (db_build_grid) start[h] holds
- * where slot h's points end, so they begin where slot h - 1's end. */
-static inline long db_slot_begin(const long *start, unsigned long h) { return h ? start[h - 1] : 0; }
-
 /* Neighbouring cell a (0 .. 3^gd - 1) of cell `home`: offsets -1, 0, +1 along each grid
  * dimension, the first varying fastest. */
 static inline void db_neighbour_cell(const long *home, int gd, size_t a, long *cell) {
@@ -219,7 +214,7 @@ static inline int db_cell_range(const db_view *v, const long *cell, size_t *firs
   const unsigned long base = 2 * (unsigned long)v->region[r], end = 2 * (unsigned long)v->region[r + 1];
   if (base == end) return 0;
   for (unsigned long h = base + db_slot_hash(v, cell, end - base);; h = h + 1 < end ? h + 1 : base) {
-    const long f = db_slot_begin(v->start, h), l = v->start[h];
+    const long f = v->start[h], l = v->start[h + 1];
     if (f == l) return 0;
     if (db_same_cell(v, v->xs + (size_t)f * v->d, cell)) {
       *first = (size_t)f;
@@ -334,38 +329,46 @@ static inline unsigned db_range_mask(size_t t, size_t first, size_t last) {
   return m;
 }
 
-/* Which of tile t's positions named by `mask` lie within eps of position s: exactly db_within's
- * answer, found cheaply. The squared distances of the whole tile are summed in float; one below
- * v->inside2 or above v->outside2 is decided by it, since those bounds keep a margin wider than
- * the float sum's rounding error (db_float_bounds); the rare one in between is tested again by
- * db_within, in double. */
-static inline unsigned db_tile_within(const db_view *v, size_t s, size_t t, unsigned mask, double eps2) {
-  if (!mask) return 0;
-  const size_t d = v->d;
-  const float *tile = v->xt + t * d * DB_TILE;
-  float acc[DB_TILE];
+/* Which of `width` (at most 32) candidates from position q0 on, those named by `wanted`, lie
+ * within eps of position i: exactly db_within's answer, found cheaply. Feature j of candidate k is
+ * cand[j * width + k] (a tile of xt, or a block walk's staged round); i's features come from its
+ * tile (a GPU warp's points: contiguous reads). The squared distances are summed in float in
+ * registers; one below inside2 or above outside2 is decided by it, since those bounds keep a margin
+ * wider than the float sum's rounding error (db_float_bounds); the rare one in between is tested
+ * again by db_within, in double. Both callers pass a constant width, so acc stays in registers. */
+static inline unsigned db_candidates_within(const float *cand, int width, const float *xt, const float *xs, size_t d,
+                                            size_t i, size_t q0, unsigned wanted, float inside2, float outside2,
+                                            double eps2) {
+  float acc[32];
   PC_UNROLL
-  for (int c = 0; c < DB_TILE; c++) acc[c] = 0.0f;
+  for (int k = 0; k < width; k++) acc[k] = 0.0f;
   for (size_t j = 0; j < d; j++) {
-    const float p = db_tile_coord(v->xt, d, s, j);
+    const float p = db_tile_coord(xt, d, i, j);
     PC_UNROLL
-    for (int c = 0; c < DB_TILE; c++) {
-      const float diff = p - tile[j * DB_TILE + (size_t)c];
-      acc[c] += diff * diff;
+    for (int k = 0; k < width; k++) {
+      const float diff = p - cand[j * (size_t)width + (size_t)k];
+      acc[k] += diff * diff;
     }
   }
-  unsigned within = 0, near = 0; /* near: to be tested again (acc stays in registers: every index constant) */
+  unsigned within = 0, near_eps = 0;
   PC_UNROLL
-  for (int c = 0; c < DB_TILE; c++) {
-    within |= (unsigned)(acc[c] <= v->inside2) << c;
-    near |= (unsigned)(acc[c] <= v->outside2) << c;
+  for (int k = 0; k < width; k++) {
+    within |= (unsigned)(acc[k] <= inside2) << k;
+    near_eps |= (unsigned)(acc[k] <= outside2) << k;
   }
-  within &= mask;
-  for (near &= mask & ~within; near; near &= near - 1) {
-    const int c = __builtin_ctz(near);
-    if (db_within(v->xs, d, s, t * DB_TILE + (size_t)c, eps2)) within |= 1u << c;
+  within &= wanted;
+  for (near_eps &= wanted & ~within; near_eps; near_eps &= near_eps - 1) {
+    const int k = __builtin_ctz(near_eps);
+    if (db_within(xs, d, i, q0 + (size_t)k, eps2)) within |= 1u << k;
   }
   return within;
+}
+
+/* Which of tile t's positions named by `mask` lie within eps of position s. */
+static inline unsigned db_tile_within(const db_view *v, size_t s, size_t t, unsigned mask, double eps2) {
+  if (!mask) return 0;
+  return db_candidates_within(v->xt + t * v->d * DB_TILE, DB_TILE, v->xt, v->xs, v->d, s, t * DB_TILE, mask,
+                              v->inside2, v->outside2, eps2);
 }
 
 /* The root of a's set. Every link points to a smaller index, so a root is the smallest member
@@ -472,38 +475,6 @@ static inline db_view db_make_view(db_geometry g, const float *xs, const float *
                .levels = g.levels, .fanout = g.fanout};
   for (int j = 0; j < DB_GRID_MAX_DIM; j++) v.gdim[j] = g.gdim[j];
   return v;
-}
-
-/* A round of the block walks (db_walk_blocks): which of the candidates q0 + k named by `wanted`
- * lie within eps of position i, for the DB_JOIN_ROUND candidates staged from q0 (feature j of
- * candidate k at stage[j * DB_JOIN_ROUND + k]). The squared distances are summed in float in
- * registers (i's features read from its tile: a warp's points, contiguous reads) and decided as
- * db_tile_within decides. */
-static inline unsigned db_round_within(const float *stage, const float *xt, const float *xs, size_t d, size_t i,
-                                       size_t q0, unsigned wanted, float inside2, float outside2, double eps2) {
-  float acc[DB_JOIN_ROUND];
-  PC_UNROLL
-  for (int k = 0; k < DB_JOIN_ROUND; k++) acc[k] = 0.0f;
-  for (size_t j = 0; j < d; j++) {
-    const float p = db_tile_coord(xt, d, i, j);
-    PC_UNROLL
-    for (int k = 0; k < DB_JOIN_ROUND; k++) {
-      const float diff = p - stage[j * DB_JOIN_ROUND + (size_t)k];
-      acc[k] += diff * diff;
-    }
-  }
-  unsigned within = 0, near_eps = 0;
-  PC_UNROLL
-  for (int k = 0; k < DB_JOIN_ROUND; k++) {
-    within |= (unsigned)(acc[k] <= inside2) << k;
-    near_eps |= (unsigned)(acc[k] <= outside2) << k;
-  }
-  within &= wanted;
-  for (near_eps &= wanted & ~within; near_eps; near_eps &= near_eps - 1) {
-    const int k = __builtin_ctz(near_eps);
-    if (db_within(xs, d, i, q0 + (size_t)k, eps2)) within |= 1u << k;
-  }
-  return within;
 }
 
 /* The three neighbourhood walks of the union-find method over one range [first, last) of
@@ -662,7 +633,7 @@ DEV_FUNCS_END
  * block_first[b + 1]), n after the last), whose points share the cell's candidate ranges. The
  * team takes them DB_JOIN_ROUND candidates a round: its threads stage the round's coordinates in
  * team memory (feature by feature), then each thread tests its point against all of them from
- * there (db_round_within). The end of each parallel loop is a barrier: the team's threads start
+ * there (db_candidates_within). The end of each parallel loop is a barrier: the team's threads start
  * every round together, whatever the round before did. Two walks:
  *  - DB_WALK_LINK: each core point unites with each core neighbour at a smaller position (the
  *    union-find's links); rounds with no candidate before the block's last position are skipped.
@@ -709,7 +680,8 @@ static void db_walk_blocks(DB_INDEX_PARAMS, double eps2, const int *block_first,
               if ((size_t)k < count && core[q0 + (size_t)k] && slabel[q0 + (size_t)k] < best) wanted |= 1u << k;
           }
           if (!wanted) continue;
-          unsigned within = db_round_within(stage, xt, xs, d, i, q0, wanted, inside2, outside2, eps2);
+          unsigned within =
+              db_candidates_within(stage, DB_JOIN_ROUND, xt, xs, d, i, q0, wanted, inside2, outside2, eps2);
           if (walk == DB_WALK_LINK) {
             for (; within; within &= within - 1) db_union(parent, (int)i, (int)(q0 + (size_t)__builtin_ctz(within)));
           } else {
@@ -1113,12 +1085,13 @@ static int db_build_directory(const float *x, size_t n, size_t d, int levels, in
 /* Grid index: the cell table (a slot per occupied cell, found by linear probing within its
  * region from the cell's hash, db_cell_range; `claim` holds the point that claimed each slot)
  * and `order`, the points grouped by cell (counting sort by slot). Fills region (regions + 1
- * entries: each region's first position, then n), start (2n entries: slot h's points are
- * order[start[h-1] .. start[h]), start[-1] read as 0: each slot's cursor of the scatter ends where
- * its points end, so the sort needs no second table) and cell_slot (each point's slot). The view
- * reads x, not yet xs. 0, or -1 with a pc_fail message (memory for the prefix sums). */
+ * entries: each region's first position, then n), start (2n + 1 entries: slot h's points are
+ * order[start[h] .. start[h + 1])) and cell_slot (each point's slot). Each point takes its rank
+ * in its slot (in_cell, n of scratch) from the count it increments, so the sort's scatter needs
+ * no second atomic pass. The view reads x, not yet xs. 0, or -1 with a pc_fail message (memory
+ * for the prefix sums). */
 static int db_build_grid(db_geometry geo, const float *x, const double *lo, long *region, long *start, int *claim,
-                         unsigned *cell_slot, int *order) {
+                         unsigned *cell_slot, int *in_cell, int *order) {
   const size_t n = geo.n, d = geo.d, nslots = 2 * n, nregions = (size_t)1 << (geo.gd * geo.region_bits);
   PAR_FOR()
   for (size_t r = 0; r <= nregions; r++) region[r] = 0;
@@ -1134,9 +1107,9 @@ static int db_build_grid(db_geometry geo, const float *x, const double *lo, long
   }
   if (pc_exclusive_scan(region, nregions + 1) < 0) return -1;
   PAR_FOR()
-  for (size_t h = 0; h < nslots; h++) {
+  for (size_t h = 0; h <= nslots; h++) {
     start[h] = 0;
-    claim[h] = -1;
+    if (h < nslots) claim[h] = -1;
   }
   PAR_FOR()
   for (size_t i = 0; i < n; i++) {
@@ -1155,17 +1128,14 @@ static int db_build_grid(db_geometry geo, const float *x, const double *lo, long
       if (db_same_cell(&v, x + (size_t)seen * d, cell)) break;
     }
     cell_slot[i] = (unsigned)h; /* 2n slots, n < 2^31 points */
-    PAR_ATOMIC
-    start[h] += 1;
-  }
-  if (pc_exclusive_scan(start, nslots) < 0) return -1;
-  PAR_FOR()
-  for (size_t i = 0; i < n; i++) {
-    long pos;
+    long rank;
     PAR_ATOMIC_CAPTURE
-    pos = start[cell_slot[i]]++;
-    order[pos] = (int)i;
+    rank = start[h]++;
+    in_cell[i] = (int)rank;
   }
+  if (pc_exclusive_scan(start, nslots + 1) < 0) return -1;
+  PAR_FOR()
+  for (size_t i = 0; i < n; i++) order[start[cell_slot[i]] + in_cell[i]] = (int)i;
   return 0;
 }
 
@@ -1184,12 +1154,12 @@ static int db_build_neighbour_lists(db_geometry geo, const float *xs, const doub
                                     int *cell_of, int *cell_first, int **near_out, size_t *cells_out) {
   const size_t n = geo.n, d = geo.d, around = (size_t)geo.cells_around;
   PAR_FOR()
-  for (size_t s = 0; s < n; s++) cell_rank[s] = (long)s == db_slot_begin(start, cell_slot[order[s]]);
+  for (size_t s = 0; s < n; s++) cell_rank[s] = (long)s == start[cell_slot[order[s]]];
   const long cells = pc_exclusive_scan(cell_rank, n);
   if (cells < 0) return -1;
   PAR_FOR()
   for (size_t s = 0; s < n; s++) {
-    const long begin = db_slot_begin(start, cell_slot[order[s]]);
+    const long begin = start[cell_slot[order[s]]];
     cell_of[s] = (int)cell_rank[begin];
     if ((long)s == begin) cell_first[cell_of[s]] = (int)s;
   }
@@ -1379,7 +1349,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     for (int j = 0; j < geo.gd; j++) geo.cells_around *= 3;
     if (geo.gd <= DB_NEAR_MAX_DIM) db_rank_nearest_first(&geo);
     nslots = n > 0 ? 2 * n : 1; /* two a point: probes stay short, a region always has a free slot */
-    nstart = nslots;
+    nstart = nslots + 1;
     nregion = n + 1; /* at most n regions; the exact count comes with the spans */
   } else if (kind == DB_INDEX_DIRECTORY) {
     geo.levels = params->levels < (int)d ? params->levels : (int)d;
@@ -1459,7 +1429,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   }
   if (!rc && kind == DB_INDEX_GRID) {
     db_grid_regions(span, n, &geo);
-    rc = db_build_grid(geo, x, lo, region, start, claim, (unsigned *)scratch, order);
+    rc = db_build_grid(geo, x, lo, region, start, claim, (unsigned *)scratch, parent, order); /* parent: free */
   }
   if (kind == DB_INDEX_NONE) {
     PAR_FOR()
