@@ -9,8 +9,9 @@
 #   rejects, so the program would silently run on the host (see README, "Toolchain").
 #   With --gcc it also installs GCC 12's nvptx offload compiler and libgomp's nvptx plugin (the
 #   gpu variant of TOOLCHAIN=gcc). With --tests it also installs what `make test` needs (NumPy,
-#   scikit-learn, pytest, gnuplot, the sanitizer runtime, GCC's offload compiler: the tests build
-#   the TOOLCHAIN=gcc variants; and the paper's LaTeX: tests/test_paper_build.py builds the PDF);
+#   scikit-learn, pytest, venv and pip for the Python package's install test, gnuplot, the
+#   sanitizer runtime, GCC's offload compiler: the tests build the TOOLCHAIN=gcc variants; and
+#   the paper's LaTeX: tests/test_paper_build.py builds the PDF);
 #   with --plots gnuplot for `make plots`; with --paper the LaTeX packages of paper/paper.tex and
 #   poppler-utils (pdfinfo, pdftoppm) for `make paper`.
 #   The system's apt sources are not modified: non-free is read through a private list.
@@ -45,8 +46,8 @@ gcc_packages=(gcc-12-offload-nvptx libgomp-plugin-nvptx1)
 apt_packages=(clang-19 clang-tools-19 libomp-19-dev llvm-19 binutils python3 xz-utils)
 if (( want_gcc )); then apt_packages+=("${gcc_packages[@]}"); fi
 if (( want_tests )); then
-  apt_packages+=(python3-numpy python3-sklearn python3-pytest libclang-rt-19-dev gnuplot-nox "${gcc_packages[@]}"
-                 "${paper_packages[@]}")
+  apt_packages+=(python3-numpy python3-sklearn python3-pytest python3-venv python3-pip libclang-rt-19-dev gnuplot-nox
+                 "${gcc_packages[@]}" "${paper_packages[@]}")
 fi
 if (( want_plots )); then apt_packages+=(gnuplot-nox); fi
 if (( want_paper )); then apt_packages+=("${paper_packages[@]}"); fi

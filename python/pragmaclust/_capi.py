@@ -1,0 +1,161 @@
+"""The C library API (include/pragmaclust.h) through ctypes: the structs and prototypes, one
+library handle per build variant, and the library's status codes turned into exceptions.
+
+ctypes releases the GIL for the length of every call into the library, so other Python threads
+run while a clustering call computes."""
+import ctypes
+import os
+from pathlib import Path
+
+VARIANTS = ("seq", "omp", "gpu")
+
+# ---- errors ---------------------------------------------------------------------------------
+
+
+class PragmaclustError(RuntimeError):
+    """A failed library call; the message is the library's (pragmaclust_last_error)."""
+
+
+class InvalidArgumentError(PragmaclustError, ValueError):
+    """PRAGMACLUST_ERR_INVALID_ARGUMENT: a parameter or the data out of range."""
+
+
+class OutOfMemoryError(PragmaclustError, MemoryError):
+    """PRAGMACLUST_ERR_OUT_OF_MEMORY: host or device memory could not be had."""
+
+
+class NoDeviceError(PragmaclustError):
+    """PRAGMACLUST_ERR_NO_DEVICE: the gpu variant found no usable GPU (see init(allow_host=True))."""
+
+
+class UnsupportedError(PragmaclustError, NotImplementedError):
+    """PRAGMACLUST_ERR_UNSUPPORTED: not in this build (for example the GEMM distances off the GPU)."""
+
+
+_ERRORS = {1: InvalidArgumentError, 2: OutOfMemoryError, 3: NoDeviceError, 4: UnsupportedError}
+
+# ---- structs (field order and types as in pragmaclust.h) --------------------------------------
+
+MAX_PHASES = 8
+
+
+class InitOptions(ctypes.Structure):
+    _fields_ = [("allow_host", ctypes.c_int), ("threads", ctypes.c_int)]
+
+
+class Result(ctypes.Structure):
+    _fields_ = [("iterations", ctypes.c_long), ("converged", ctypes.c_int), ("cost", ctypes.c_double),
+                ("clusters", ctypes.c_long), ("noise", ctypes.c_long), ("total_s", ctypes.c_double),
+                ("nphases", ctypes.c_int), ("phase_name", ctypes.c_char_p * MAX_PHASES),
+                ("phase_s", ctypes.c_double * MAX_PHASES)]
+
+    def timings(self):
+        """The phase times in seconds by name, and the whole call's as "total"."""
+        out = {self.phase_name[i].decode(): self.phase_s[i] for i in range(self.nphases)}
+        out["total"] = self.total_s
+        return out
+
+
+class KMeansOptions(ctypes.Structure):
+    _fields_ = [("k", ctypes.c_int), ("init", ctypes.c_int), ("seed", ctypes.c_uint64), ("max_iter", ctypes.c_int),
+                ("fixed_iter", ctypes.c_int), ("tol", ctypes.c_double), ("update", ctypes.c_int),
+                ("distance", ctypes.c_int), ("kernels", ctypes.c_int)]
+
+
+class DBSCANOptions(ctypes.Structure):
+    _fields_ = [("eps", ctypes.c_double), ("min_pts", ctypes.c_int), ("index", ctypes.c_int), ("method", ctypes.c_int),
+                ("chains", ctypes.c_int), ("seed_list", ctypes.c_int), ("levels", ctypes.c_int),
+                ("fanout", ctypes.c_int)]
+
+
+class DPCOptions(ctypes.Structure):
+    _fields_ = [("dc", ctypes.c_double), ("dc_percent", ctypes.c_double), ("dc_samples", ctypes.c_size_t),
+                ("peaks", ctypes.c_long), ("rho_min", ctypes.c_double), ("delta_min", ctypes.c_double),
+                ("index", ctypes.c_int), ("rho_update", ctypes.c_int), ("rho_search", ctypes.c_int),
+                ("delta_search", ctypes.c_int), ("seed", ctypes.c_uint64)]
+
+
+# The enums' values, by the names the estimators take.
+KMEANS_INIT = {"random": 0, "k-means++": 1, "given": 2}
+UPDATE = {"device": 0, "host": 1}
+DISTANCE = {"direct": 0, "dot": 1, "gemm": 2, "gemm-tf32": 3, "dot-3xtf32": 4}
+KERNELS = {"tuned": 0, "portable": 1}
+DBSCAN_INDEX = {"auto": 0, "grid": 1, "directory": 2, "none": 3, "projected": 4}
+DBSCAN_METHOD = {"union-find": 0, "chains": 1}
+DPC_INDEX = {"vptree": 0, "none": 1}
+DPC_RHO_UPDATE = {"incidental": 0, "separate": 1}
+DPC_SEARCH = {"point": 0, "leaf": 1}
+
+_f32p = ctypes.POINTER(ctypes.c_float)
+_intp = ctypes.POINTER(ctypes.c_int)
+_u8p = ctypes.POINTER(ctypes.c_ubyte)
+_f64p = ctypes.POINTER(ctypes.c_double)
+_size = ctypes.c_size_t
+_PROTOTYPES = {
+    "pragmaclust_last_error": (ctypes.c_char_p, []),
+    "pragmaclust_version": (ctypes.c_char_p, []),
+    "pragmaclust_variant": (ctypes.c_char_p, []),
+    "pragmaclust_device": (ctypes.c_char_p, []),
+    "pragmaclust_init_options_init": (None, [ctypes.POINTER(InitOptions)]),
+    "pragmaclust_init": (ctypes.c_int, [ctypes.POINTER(InitOptions)]),
+    "pragmaclust_kmeans_options_init": (None, [ctypes.POINTER(KMeansOptions)]),
+    "pragmaclust_kmeans": (ctypes.c_int, [_f32p, _size, _size, ctypes.POINTER(KMeansOptions), _f32p, _intp,
+                                          ctypes.POINTER(Result)]),
+    "pragmaclust_dbscan_options_init": (None, [ctypes.POINTER(DBSCANOptions)]),
+    "pragmaclust_dbscan": (ctypes.c_int, [_f32p, _size, _size, ctypes.POINTER(DBSCANOptions), _intp, _u8p,
+                                          ctypes.POINTER(Result)]),
+    "pragmaclust_dpc_options_init": (None, [ctypes.POINTER(DPCOptions)]),
+    "pragmaclust_dpc_create": (ctypes.c_int, [_f32p, _size, _size, _size, ctypes.POINTER(DPCOptions),
+                                              ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(Result)]),
+    "pragmaclust_dpc_insert": (ctypes.c_int, [ctypes.c_void_p, _f32p, _size, ctypes.POINTER(Result)]),
+    "pragmaclust_dpc_delete": (ctypes.c_int, [ctypes.c_void_p, _intp, _size, ctypes.POINTER(Result)]),
+    "pragmaclust_dpc_size": (_size, [ctypes.c_void_p]),
+    "pragmaclust_dpc_get": (ctypes.c_int, [ctypes.c_void_p, _intp, _intp, _f64p, _intp, _u8p]),
+    "pragmaclust_dpc_free": (None, [ctypes.c_void_p]),
+}
+
+
+def library_dirs():
+    """Where the variant libraries are looked for, in order: $PRAGMACLUST_LIB_DIR, the package's
+    own lib/ (an installed package), the checkout's lib/ (the package imported from python/)."""
+    here = Path(__file__).resolve().parent
+    dirs = [Path(p) for p in os.environ.get("PRAGMACLUST_LIB_DIR", "").split(os.pathsep) if p]
+    return dirs + [here / "lib", here.parent.parent / "lib"]
+
+
+class Library:
+    """One variant's library: its functions, and calls that raise on a failed status."""
+
+    def __init__(self, variant):
+        if variant not in VARIANTS:
+            raise ValueError(f"pragmaclust: unknown variant {variant!r} (seq, omp or gpu)")
+        name = f"libpragmaclust-{variant}.so"
+        paths = [d / name for d in library_dirs() if (d / name).is_file()]
+        if not paths:
+            raise ImportError(f"pragmaclust: {name} not found in {', '.join(map(str, library_dirs()))} "
+                              "(build it with `make lib`, or set PRAGMACLUST_LIB_DIR)")
+        self.path = paths[0]
+        self.name = variant
+        self.dll = ctypes.CDLL(str(self.path))
+        for fname, (restype, argtypes) in _PROTOTYPES.items():
+            f = getattr(self.dll, fname)
+            f.restype, f.argtypes = restype, argtypes
+
+    def check(self, status):
+        """Raises the exception of a failed call's status, with the library's message."""
+        if status != 0:
+            message = self.dll.pragmaclust_last_error().decode(errors="replace")
+            raise _ERRORS.get(status, PragmaclustError)(message or f"pragmaclust: status {status}")
+
+    def __getattr__(self, name):
+        return getattr(self.dll, "pragmaclust_" + name)
+
+
+_loaded = {}
+
+
+def library(variant):
+    """The variant's library, loaded once per process."""
+    if variant not in _loaded:
+        _loaded[variant] = Library(variant)
+    return _loaded[variant]

@@ -1,0 +1,193 @@
+"""The Python package (python/pragmaclust): its estimators against the command line programs of the
+same variant (the same labels and centroids for the same inputs), against scikit-learn (DBSCAN's
+labels; KMeans from the same initial centroids on iris and s1), incremental density peaks against
+a fit from scratch, bad input raising the library's message as the right exception, and
+`pip install ./python` into a fresh virtual environment with no network. The package is imported
+from python/ with the checkout's lib/; the gpu variant runs with allow_host unless
+PRAGMACLUST_REQUIRE_GPU=1."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from helpers import REPO_ROOT, load_labels, run
+
+sys.path.insert(0, str(REPO_ROOT / "python"))
+os.environ.setdefault("PRAGMACLUST_LIB_DIR", str(REPO_ROOT / "lib"))
+import pragmaclust  # noqa: E402
+from pragmaclust import estimators  # noqa: E402
+
+REQUIRE_GPU = os.environ.get("PRAGMACLUST_REQUIRE_GPU") == "1"
+
+
+@pytest.fixture(params=["seq", "omp", "gpu"])
+def both(request):
+    """(the variant's name, its CLI program) where its library and program are built."""
+    v = request.param
+    cli = REPO_ROOT / "bin" / f"pragmaclust-{v}"
+    if not (REPO_ROOT / "lib" / f"libpragmaclust-{v}.so").is_file() or not cli.is_file():
+        pytest.skip(f"the {v} library or program is not built")
+    if v == "gpu":
+        pragmaclust.init("gpu", allow_host=not REQUIRE_GPU)
+    return v, cli
+
+
+def cli_run(cli, *args):
+    extra = ["--allow-host"] if cli.name.endswith("-gpu") and not REQUIRE_GPU else []
+    rc, out, err = run([str(cli), *map(str, args), *extra, "--quiet"], timeout=600)
+    assert rc == 0, err
+    return out
+
+
+def blobs(work, cli, spec="gen:blobs:n=3001,d=3,centers=5,std=0.05,seed=4"):
+    path = work / "x.npy"
+    cli_run(cli, "generate", spec, "--out", path)
+    return path, np.load(path)
+
+
+@pytest.mark.parametrize("init", ["random", "k-means++"])
+def test_kmeans_matches_the_program(both, work, init):
+    """KMeans gives the program's labels and centroids bit for bit (same seed, same options)."""
+    v, cli = both
+    path, x = blobs(work, cli)
+    cli_run(cli, "kmeans", path, "-k", 7, "--init", "kmeans++" if init == "k-means++" else init, "--seed", 11,
+            "--labels", work / "l.npy", "--centroids", work / "c.npy")
+    km = pragmaclust.KMeans(7, init=init, random_state=11, max_iter=1000, variant=v).fit(x)
+    assert np.array_equal(km.labels_, load_labels(work / "l.npy"))
+    assert np.array_equal(km.cluster_centers_, np.load(work / "c.npy"))
+    assert km.converged_ and km.n_iter_ >= 1 and {"assign", "update", "total"} <= set(km.timings_)
+    assert np.array_equal(km.predict(x), km.labels_)  # well-separated blobs: no near ties
+    assert km.score(x) == pytest.approx(-km.inertia_, rel=1e-5)
+    d = km.transform(x[:5])
+    assert d.shape == (5, 7) and np.allclose(d.min(axis=1) ** 2, -np.array([km.score(x[i:i + 1]) for i in range(5)]))
+
+
+def test_dbscan_matches_the_program_and_sklearn(both, work):
+    """DBSCAN's labels equal the program's and scikit-learn's; its core points are scikit-learn's."""
+    v, cli = both
+    path, x = blobs(work, cli, "gen:blobs:n=4001,d=2,centers=6,std=0.03,noise=0.1,seed=2")
+    cli_run(cli, "dbscan", path, "--eps", 0.02, "--min-pts", 6, "--labels", work / "l.npy")
+    db = pragmaclust.DBSCAN(eps=0.02, min_samples=6, variant=v).fit(x)
+    assert np.array_equal(db.labels_, load_labels(work / "l.npy"))
+    sk = pytest.importorskip("sklearn.cluster").DBSCAN(eps=0.02, min_samples=6).fit(x.astype(np.float64))
+    assert np.array_equal(db.labels_, sk.labels_)
+    assert np.array_equal(db.core_sample_indices_, sk.core_sample_indices_)
+    assert np.array_equal(db.components_, x[sk.core_sample_indices_])
+    assert db.n_clusters_ == sk.labels_.max() + 1
+
+
+def test_density_peaks_matches_the_program(both, work):
+    v, cli = both
+    path, x = blobs(work, cli, "gen:blobs:n=2001,d=2,centers=4,std=0.05,seed=6")
+    cli_run(cli, "dpc", path, "--dc", 0.05, "--peaks", 4, "--labels", work / "l.npy")
+    dp = pragmaclust.DensityPeaks(dc=0.05, n_peaks=4, variant=v).fit(x)
+    assert np.array_equal(dp.labels_, load_labels(work / "l.npy"))
+    assert dp.n_clusters_ == 4 and dp.alive_.all() and (dp.dependent_ == -1).sum() == 1
+
+
+def test_density_peaks_insert_and_delete_match_a_fit_from_scratch(work):
+    """Batches inserted and deleted leave rho, delta and labels as a fit from scratch of the live
+    points (same dc) gives them."""
+    x = np.random.default_rng(3).normal(size=(1500, 2)).astype(np.float32)
+    dp = pragmaclust.DensityPeaks(dc=0.3, n_peaks=3, capacity=1500, variant="seq").fit(x[:1000])
+    dp.insert(x[1000:1250]).insert(x[1250:])
+    gone = np.arange(0, 1500, 7)
+    dp.delete(gone)
+    live = np.setdiff1d(np.arange(1500), gone)
+    ref = pragmaclust.DensityPeaks(dc=0.3, n_peaks=3, variant="seq").fit(x[live])
+    assert np.array_equal(dp.alive_.astype(bool), np.isin(np.arange(1500), live))
+    assert np.array_equal(dp.rho_[live], ref.rho_) and np.allclose(dp.delta_[live], ref.delta_)
+    assert np.array_equal(dp.labels_[live], ref.labels_) and (dp.labels_[gone] == -1).all()
+    graph = dp.decision_graph()
+    assert np.array_equal(graph["id"], live) and np.array_equal(graph["label"], ref.labels_)
+
+
+@pytest.mark.parametrize("name,k", [("iris", 3), ("s1", 15)])
+def test_kmeans_matches_sklearn_from_the_same_centroids(data_dir, name, k):
+    """iris and s1 (integers, exact in float32): scikit-learn's Lloyd from the same initial rows
+    finds the same labels and centroids."""
+    path = data_dir / f"{name}.txt"
+    if not path.is_file():
+        pytest.skip(f"{path} is missing")
+    x = np.loadtxt(path, ndmin=2)
+    init = x[np.random.default_rng(0).choice(len(x), k, replace=False)]
+    km = pragmaclust.KMeans(k, init=init, max_iter=1000, variant="omp" if (REPO_ROOT / "lib" /
+                            "libpragmaclust-omp.so").is_file() else "seq").fit(x)
+    sk = pytest.importorskip("sklearn.cluster").KMeans(k, init=init, n_init=1, algorithm="lloyd", tol=0,
+                                                       max_iter=1000).fit(x)
+    assert np.array_equal(km.labels_, sk.labels_)
+    np.testing.assert_allclose(km.cluster_centers_, sk.cluster_centers_, rtol=1e-4, atol=1e-4 * np.abs(x).max())
+    assert km.inertia_ == pytest.approx(sk.inertia_, rel=1e-4)
+
+
+def test_sklearn_conventions():
+    """clone and get_params/set_params as scikit-learn's; fit returns self; fit_predict is labels_."""
+    base = pytest.importorskip("sklearn.base")
+    km = pragmaclust.KMeans(4, random_state=3, tol=0.5)
+    twin = base.clone(km)
+    assert twin.get_params() == km.get_params() and twin is not km
+    assert km.set_params(n_clusters=5) is km and km.n_clusters == 5
+    x = np.random.default_rng(1).random((300, 2))
+    assert np.array_equal(pragmaclust.DBSCAN(eps=0.1).fit_predict(x), pragmaclust.DBSCAN(eps=0.1).fit(x).labels_)
+
+
+def test_points_are_not_copied_when_they_fit():
+    """float32 in C order goes to the library as it is; anything else is converted once."""
+    a = np.ones((10, 3), dtype=np.float32)
+    assert estimators._points(a) is a
+    assert estimators._points(a.astype(np.float64)).dtype == np.float32
+    f = np.asfortranarray(a)
+    assert estimators._points(f).flags.c_contiguous and not np.shares_memory(estimators._points(f), f)
+
+
+def test_bad_input_raises_the_library_message():
+    x = np.random.default_rng(2).random((50, 2))
+    bad = x.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(pragmaclust.InvalidArgumentError, match=r"x\[7\] \(point 3, feature 1\) is nan"):
+        pragmaclust.KMeans(3, variant="seq").fit(bad)
+    with pytest.raises(ValueError, match="eps must be finite and > 0"):
+        pragmaclust.DBSCAN(eps=0.0, variant="seq").fit(x)
+    with pytest.raises(ValueError, match="2-D array"):
+        pragmaclust.KMeans(3).fit(x[:, 0])
+    with pytest.raises(ValueError, match="n_clusters"):
+        pragmaclust.KMeans(51).fit(x)
+    with pytest.raises(ValueError, match="init must be one of"):
+        pragmaclust.KMeans(3, init="kmeans||").fit(x)
+    with pytest.raises(ValueError, match="unknown variant"):
+        pragmaclust.DBSCAN(variant="cuda").fit(x)
+    with pytest.raises(ValueError, match="features"):
+        pragmaclust.KMeans(3, random_state=0).fit(x).predict(np.ones((2, 3)))
+    with pytest.raises(AttributeError, match="not fitted"):
+        pragmaclust.KMeans(3).predict(x)
+    dp = pragmaclust.DensityPeaks(dc=0.2, n_peaks=2, variant="seq").fit(x)
+    with pytest.raises(pragmaclust.InvalidArgumentError, match="capacity"):
+        dp.insert(x[:5])
+    with pytest.raises(pragmaclust.InvalidArgumentError):
+        dp.delete([4, 4])
+    assert dp.labels_.shape == (50,)  # the model survives a refused batch
+
+
+def test_pip_installs_the_package_without_network(tmp_path):
+    """`pip install --no-index ./python` into a fresh virtual environment (seeing Debian's NumPy):
+    the installed package carries the built libraries and gives the same labels."""
+    venv = tmp_path / "venv"
+    rc, out, err = run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], timeout=300)
+    assert rc == 0, err
+    rc, out, err = run([str(venv / "bin" / "pip"), "install", "--no-index", "-q", str(REPO_ROOT / "python")],
+                       timeout=600)
+    assert rc == 0, f"{out}\n{err}"
+    script = ("import numpy as np, pragmaclust, json; x = np.random.default_rng(5).random((500, 2));"
+              "i = pragmaclust.info('seq'); l = pragmaclust.DBSCAN(eps=0.05, variant='seq').fit(x).labels_;"
+              "print(json.dumps([i['library'], l.tolist()]))")
+    env = {k: v for k, v in os.environ.items() if k not in ("PRAGMACLUST_LIB_DIR", "PYTHONPATH")}
+    p = subprocess.run([str(venv / "bin" / "python"), "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                       env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    import json
+    library, labels = json.loads(p.stdout)
+    assert library.startswith(str(venv)) and library.endswith("pragmaclust/lib/libpragmaclust-seq.so")
+    x = np.random.default_rng(5).random((500, 2))
+    assert labels == pragmaclust.DBSCAN(eps=0.05, variant="seq").fit(x).labels_.tolist()
