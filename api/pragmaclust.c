@@ -106,8 +106,8 @@ static int check_points(const char *fn, const float *x, size_t n, size_t d) {
   if (pc_mul_size(n, d, &count, fn) != 0) return PRAGMACLUST_ERR_INVALID_ARGUMENT;
   for (size_t e = 0; e < count; e++)
     if (!isfinite(x[e]))
-      return INVALID("%s: x[%zu] (point %zu, feature %zu) is %g, not a finite number", fn, e, e / d, e % d,
-                     (double)x[e]);
+      return INVALID("%s: x[%zu] (point %zu, feature %zu) is %g; NaN and infinity are not accepted", fn, e, e / d,
+                     e % d, (double)x[e]);
   return PRAGMACLUST_OK;
 }
 

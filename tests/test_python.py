@@ -133,6 +133,19 @@ def test_sklearn_conventions():
     assert np.array_equal(pragmaclust.DBSCAN(eps=0.1).fit_predict(x), pragmaclust.DBSCAN(eps=0.1).fit(x).labels_)
 
 
+@pytest.mark.parametrize("make", [lambda: pragmaclust.KMeans(3, random_state=0, variant="seq"),
+                                  lambda: pragmaclust.DBSCAN(variant="seq"),
+                                  lambda: pragmaclust.DensityPeaks(n_peaks=2, variant="seq")],
+                         ids=["KMeans", "DBSCAN", "DensityPeaks"])
+def test_sklearn_check_estimator(make):
+    """scikit-learn's own estimator checks pass, every one of them."""
+    checks = pytest.importorskip("sklearn.utils.estimator_checks")
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        checks.check_estimator(make())
+
+
 def test_points_are_not_copied_when_they_fit():
     """float32 in C order goes to the library as it is; anything else is converted once."""
     a = np.ones((10, 3), dtype=np.float32)
@@ -146,7 +159,7 @@ def test_bad_input_raises_the_library_message():
     x = np.random.default_rng(2).random((50, 2))
     bad = x.copy()
     bad[3, 1] = np.nan
-    with pytest.raises(pragmaclust.InvalidArgumentError, match=r"x\[7\] \(point 3, feature 1\) is nan"):
+    with pytest.raises(pragmaclust.InvalidArgumentError, match=r"x\[7\] \(point 3, feature 1\) is nan; NaN and infinity are not accepted"):
         pragmaclust.KMeans(3, variant="seq").fit(bad)
     with pytest.raises(ValueError, match="eps must be finite and > 0"):
         pragmaclust.DBSCAN(eps=0.0, variant="seq").fit(x)

@@ -33,14 +33,22 @@ except ImportError:  # pragma: no cover - exercised where scikit-learn is absent
 
 
 def _points(X, name="X"):
-    """X as a C-ordered float32 (n, d) array (no copy when it already is one), checked for shape."""
+    """X as a C-ordered float32 (n, d) array (no copy when it already is one). Shapes and kinds the
+    library cannot take are refused here with scikit-learn's wording; values (NaN, infinity) are
+    the library's to check."""
+    if hasattr(X, "toarray") and hasattr(X, "nnz"):
+        raise TypeError(f"{name} is a sparse matrix: pragmaclust takes dense data (use {name}.toarray())")
     a = np.asarray(X)
+    if a.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported: {name} must hold real numbers")
     if a.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array of shape (n_samples, n_features), got shape {a.shape}")
-    if a.shape[0] == 0 or a.shape[1] == 0:
-        raise ValueError(f"{name} is empty (shape {a.shape})")
-    if not np.issubdtype(a.dtype, np.number) or np.iscomplexobj(a):
-        raise ValueError(f"{name} must hold real numbers, got dtype {a.dtype}")
+        raise ValueError(f"{name} must be a 2-D array of shape (n_samples, n_features), got shape {a.shape}. "
+                         "Reshape your data with X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one sample.")
+    for count, what in ((a.shape[0], "sample"), (a.shape[1], "feature")):
+        if count == 0:
+            raise ValueError(f"Found array with 0 {what}(s) (shape={a.shape}) while a minimum of 1 is required.")
+    if a.dtype.kind not in "biuf":
+        a = a.astype(np.float64)  # objects holding numbers (anything else raises numpy's TypeError or ValueError)
     return np.ascontiguousarray(a, dtype=np.float32)
 
 
@@ -159,6 +167,8 @@ class KMeans(_ClusterMixin, _Estimator):
         x = _points(X).astype(np.float64)
         if x.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {x.shape[1]} features, the model {self.n_features_in_}")
+        if not np.isfinite(x).all():
+            raise ValueError("X holds NaN or infinity: only finite values can be assigned to a centroid")
         c = self.cluster_centers_.astype(np.float64)
         return np.maximum((x * x).sum(1)[:, None] - 2.0 * x @ c.T + (c * c).sum(1)[None, :], 0.0)
 
@@ -169,6 +179,10 @@ class KMeans(_ClusterMixin, _Estimator):
     def transform(self, X):
         """The Euclidean distance of each row to each fitted centroid, (n, k)."""
         return np.sqrt(self._distances2(X))
+
+    def fit_transform(self, X, y=None):
+        """fit(X), then transform(X)."""
+        return self.fit(X).transform(X)
 
     def score(self, X, y=None):
         """Minus the sum of squared distances of the rows to their nearest fitted centroid."""
@@ -264,6 +278,8 @@ class DensityPeaks(_ClusterMixin, _Estimator):
         if self.n_peaks is not None:
             if not isinstance(self.n_peaks, (int, np.integer)) or self.n_peaks < 1:
                 raise ValueError(f"n_peaks must be an int >= 1 or None, got {self.n_peaks!r}")
+            if self.n_peaks > n:
+                raise ValueError(f"n_peaks = {self.n_peaks} is more than n_samples = {n}")
             options.peaks = int(self.n_peaks)
         options.rho_min, options.delta_min = float(self.rho_min), float(self.delta_min)
         options.index = _choice(self.index, _capi.DPC_INDEX, "index")
