@@ -730,6 +730,11 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
 
   const int iterations_wanted = params->fixed_iter > 0 ? params->fixed_iter : params->max_iter;
   for (int it = 0; it < iterations_wanted; it++) {
+    if (pc_stop_requested()) { /* pragmaclust_interrupt: stop between iterations, the device data released */
+      pc_fail_stopped("k-means: interrupted after %d iterations", it);
+      failed = 1;
+      break;
+    }
     const double t_iter = pc_now();
     km_prepare(ct, offset, cs, cs_lo, cn, norm_parts, d, k, kpad, direct, tensor, dimension_major, skip_copy);
     t0 = pc_now();

@@ -41,6 +41,7 @@ const char *pragmaclust_status_name(int status) {
     case PRAGMACLUST_ERR_NO_DEVICE: return "no device";
     case PRAGMACLUST_ERR_UNSUPPORTED: return "unsupported";
     case PRAGMACLUST_ERR_INTERNAL: return "internal error";
+    case PRAGMACLUST_ERR_INTERRUPTED: return "interrupted";
     default: return "unknown status";
   }
 }
@@ -60,11 +61,15 @@ __attribute__((format(printf, 2, 3))) static int failure(int status, const char 
 }
 #define INVALID(...) failure(PRAGMACLUST_ERR_INVALID_ARGUMENT, __VA_ARGS__)
 
-/* The status of an algorithm's -1: out of memory when pc_try_alloc said so, otherwise inputs it
- * could not cluster as asked (its message says which). */
+/* The status of an algorithm's -1: out of memory when pc_try_alloc said so, interrupted when it
+ * stopped at pragmaclust_interrupt's request, otherwise inputs it could not cluster as asked (its
+ * message says which). */
 static int algorithm_failed(void) {
+  if (pc_last_error_stopped()) return PRAGMACLUST_ERR_INTERRUPTED;
   return pc_last_error_out_of_memory() ? PRAGMACLUST_ERR_OUT_OF_MEMORY : PRAGMACLUST_ERR_INVALID_ARGUMENT;
 }
+
+void pragmaclust_interrupt(void) { pc_request_stop(); }
 
 /* ---- the device ---- */
 
@@ -182,6 +187,7 @@ int pragmaclust_kmeans(const float *x, size_t n, size_t d, const pragmaclust_kme
                        int *labels, pragmaclust_result *result) {
   static const char fn[] = "pragmaclust_kmeans";
   int rc;
+  pc_clear_stop(); /* a request made before this call is not for it */
   if (!o) return INVALID("%s: options is NULL", fn);
   if ((rc = check_points(fn, x, n, d)) != 0) return rc;
   if (!centroids) return INVALID("%s: centroids is NULL", fn);
@@ -293,6 +299,7 @@ int pragmaclust_stream(const float *x, size_t n, size_t d, const pragmaclust_str
                        int *labels, pragmaclust_result *result) {
   static const char fn[] = "pragmaclust_stream";
   int rc;
+  pc_clear_stop(); /* a request made before this call is not for it */
   if (!o) return INVALID("%s: options is NULL", fn);
   if ((rc = check_points(fn, x, n, d)) != 0) return rc;
   if (!centres) return INVALID("%s: centres is NULL", fn);

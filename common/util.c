@@ -15,6 +15,8 @@
  * message. */
 static _Thread_local char last_error[512];
 static _Thread_local int last_error_out_of_memory;
+static _Thread_local int last_error_stopped;
+static int stop_requested; /* read and written with atomic builtins only */
 
 int pc_fail(const char *fmt, ...) {
   va_list ap;
@@ -22,6 +24,7 @@ int pc_fail(const char *fmt, ...) {
   vsnprintf(last_error, sizeof last_error, fmt, ap);
   va_end(ap);
   last_error_out_of_memory = 0;
+  last_error_stopped = 0;
   return -1;
 }
 
@@ -48,6 +51,22 @@ int pc_fail_out_of_memory(const char *what) {
   last_error_out_of_memory = 1;
   return -1;
 }
+
+void pc_request_stop(void) { __atomic_store_n(&stop_requested, 1, __ATOMIC_RELAXED); }
+void pc_clear_stop(void) { __atomic_store_n(&stop_requested, 0, __ATOMIC_RELAXED); }
+int pc_stop_requested(void) { return __atomic_load_n(&stop_requested, __ATOMIC_RELAXED); }
+
+int pc_fail_stopped(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  va_end(ap);
+  last_error_out_of_memory = 0;
+  last_error_stopped = 1;
+  return -1;
+}
+
+int pc_last_error_stopped(void) { return last_error_stopped; }
 
 enum { MAX_AT_END = 8 };
 static void (*at_end[MAX_AT_END])(void);

@@ -34,6 +34,17 @@ int pc_last_error_out_of_memory(void);
  * a parallel loop, whose threads' messages the caller cannot see. Returns -1. */
 int pc_fail_out_of_memory(const char *what);
 
+/* A request that the running computation stop at its next check point (each k-means
+ * iteration), for the library's pragmaclust_interrupt: any thread or a signal handler may make
+ * it (a lock-free atomic store). Cleared by pc_clear_stop when a library call starts. */
+void pc_request_stop(void);
+void pc_clear_stop(void);
+int pc_stop_requested(void);
+/* pc_fail for a computation that stopped at such a request; pc_last_error_stopped says whether
+ * this thread's last failure was one. Returns -1. */
+int pc_fail_stopped(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int pc_last_error_stopped(void);
+
 /* Prints "pragmaclust: error: <message>" on stderr, runs the pc_at_end() functions and ends the
  * program with status `code`. It ends it by _exit, not exit: the memory still held is the
  * system's to take back at an error, so the sanitizer build reports no leak for it, and no

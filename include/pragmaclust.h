@@ -42,7 +42,8 @@ typedef enum {
   PRAGMACLUST_ERR_NO_DEVICE = 3,        /* gpu library: no usable GPU and allow_host not set */
   PRAGMACLUST_ERR_UNSUPPORTED = 4,      /* not in this build (the GEMM distances outside the gpu
                                            variant, tensor-core distances without a GPU, no cuBLAS) */
-  PRAGMACLUST_ERR_INTERNAL = 5          /* a bug: please report it with the message */
+  PRAGMACLUST_ERR_INTERNAL = 5,         /* a bug: please report it with the message */
+  PRAGMACLUST_ERR_INTERRUPTED = 6       /* pragmaclust_interrupt() stopped the call */
 } pragmaclust_status;
 
 /* The message of the last failed call made by this thread ("" when none failed). The text is
@@ -51,6 +52,14 @@ const char *pragmaclust_last_error(void);
 
 /* A constant name of a status code ("ok", "invalid argument", ...). */
 const char *pragmaclust_status_name(int status);
+
+/* Asks the call now running (on any thread) to stop at its next check point: each Lloyd
+ * iteration of pragmaclust_kmeans, and of the k-means runs inside pragmaclust_stream; the call
+ * then releases what it holds and returns PRAGMACLUST_ERR_INTERRUPTED. The other functions have
+ * no check point yet and run to their end. Safe from any thread and from a signal handler. Both
+ * functions clear the request when they start, so a request made before the call started is
+ * lost: repeat it until the call returns. */
+void pragmaclust_interrupt(void);
 
 /* The library's release ("0.9.0") and its build variant ("seq", "omp" or "gpu"). Constant strings. */
 const char *pragmaclust_version(void);

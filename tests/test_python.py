@@ -183,6 +183,36 @@ def test_bad_input_raises_the_library_message():
     assert dp.labels_.shape == (50,)  # the model survives a refused batch
 
 
+INTERRUPT = """
+import os, signal, sys, threading
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import pragmaclust
+x = np.random.default_rng(0).random((400_000, 16), dtype=np.float32)
+threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:
+    pragmaclust.KMeans(200, init="random", max_iter=100000, random_state=1, variant="seq").fit(x)
+    print("not interrupted")
+except KeyboardInterrupt as e:
+    print("KeyboardInterrupt:", e)
+print("then:", pragmaclust.KMeans(3, random_state=1, variant="seq").fit(x[:1000]).converged_)
+"""
+
+
+def test_ctrl_c_stops_a_long_fit_at_the_next_iteration(tmp_path):
+    """SIGINT during a k-means fit (uniform data, k = 200: hundreds of iterations) raises
+    KeyboardInterrupt with the library's message once the running iteration ends, and the library
+    works afterwards. In a child process, so that a fit that ignored it could not hang the tests."""
+    script = tmp_path / "interrupt.py"
+    script.write_text(INTERRUPT)
+    env = dict(os.environ, PRAGMACLUST_LIB_DIR=str(REPO_ROOT / "lib"))
+    p = subprocess.run([sys.executable, str(script), str(REPO_ROOT / "python")], capture_output=True, text=True,
+                       env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "KeyboardInterrupt: k-means: interrupted after" in p.stdout, p.stdout
+    assert "then: True" in p.stdout
+
+
 def test_pip_installs_the_package_without_network(tmp_path):
     """`pip install --no-index ./python` into a fresh virtual environment (seeing Debian's NumPy):
     the installed package carries the built libraries and gives the same labels."""

@@ -1,10 +1,12 @@
 """The C library API (include/pragmaclust.h) through ctypes: the structs and prototypes, one
 library handle per build variant, and the library's status codes turned into exceptions.
 
-ctypes releases the GIL for the length of every call into the library, so other Python threads
-run while a clustering call computes."""
+A clustering call runs on a worker thread while the calling thread waits (ctypes releases the
+GIL for the length of the call, so other Python threads run too); Ctrl-C in the waiting thread
+asks the library to stop (pragmaclust_interrupt) and raises KeyboardInterrupt once it has."""
 import ctypes
 import os
+import threading
 from pathlib import Path
 
 VARIANTS = ("seq", "omp", "gpu")
@@ -33,6 +35,11 @@ class UnsupportedError(PragmaclustError, NotImplementedError):
 
 
 _ERRORS = {1: InvalidArgumentError, 2: OutOfMemoryError, 3: NoDeviceError, 4: UnsupportedError}
+INTERRUPTED = 6  # PRAGMACLUST_ERR_INTERRUPTED: raised as KeyboardInterrupt
+
+
+def _error(status, message):
+    return _ERRORS.get(status, PragmaclustError)(message or f"pragmaclust: status {status}")
 
 # ---- structs (field order and types as in pragmaclust.h) --------------------------------------
 
@@ -93,6 +100,7 @@ _f64p = ctypes.POINTER(ctypes.c_double)
 _size = ctypes.c_size_t
 _PROTOTYPES = {
     "pragmaclust_last_error": (ctypes.c_char_p, []),
+    "pragmaclust_interrupt": (None, []),
     "pragmaclust_version": (ctypes.c_char_p, []),
     "pragmaclust_variant": (ctypes.c_char_p, []),
     "pragmaclust_device": (ctypes.c_char_p, []),
@@ -142,10 +150,43 @@ class Library:
             f.restype, f.argtypes = restype, argtypes
 
     def check(self, status):
-        """Raises the exception of a failed call's status, with the library's message."""
+        """Raises the exception of a failed call's status, with the library's message (the calling
+        thread's: for the short calls made here directly)."""
         if status != 0:
-            message = self.dll.pragmaclust_last_error().decode(errors="replace")
-            raise _ERRORS.get(status, PragmaclustError)(message or f"pragmaclust: status {status}")
+            raise _error(status, self.dll.pragmaclust_last_error().decode(errors="replace"))
+
+    def call(self, name, *args):
+        """pragmaclust_<name>(*args) on a worker thread, raising on a failed status. Ctrl-C while it
+        runs asks the library to stop at its next check point (a k-means iteration; the other
+        calls have none and run to their end) and raises KeyboardInterrupt when the call has
+        returned and released what it held. The request is repeated until then, since a call
+        clears a request made before it started."""
+        function, outcome, done = getattr(self.dll, "pragmaclust_" + name), {}, threading.Event()
+
+        def work():
+            try:
+                outcome["status"] = status = function(*args)
+                if status != 0:  # the message is per thread: read it here
+                    outcome["message"] = self.dll.pragmaclust_last_error().decode(errors="replace")
+            finally:
+                done.set()
+
+        worker = threading.Thread(target=work, name=f"pragmaclust_{name}", daemon=True)
+        worker.start()
+        interrupted = False
+        while True:  # an Event, not join: a join that Ctrl-C interrupts can leave the thread marked ended
+            try:
+                if done.wait(0.05):
+                    break
+            except KeyboardInterrupt:
+                interrupted = True
+            if interrupted:
+                self.dll.pragmaclust_interrupt()
+        worker.join()
+        if interrupted or outcome["status"] == INTERRUPTED:
+            raise KeyboardInterrupt(outcome.get("message", f"pragmaclust_{name}: interrupted"))
+        if outcome["status"] != 0:
+            raise _error(outcome["status"], outcome["message"])
 
     def __getattr__(self, name):
         return getattr(self.dll, "pragmaclust_" + name)

@@ -151,8 +151,8 @@ class KMeans(_ClusterMixin, _Estimator):
             centroids = given.copy() if given is not None else np.empty((k, d), dtype=np.float32)
             labels = np.empty(n, dtype=np.int32)
             result = _capi.Result()
-            lib.check(lib.kmeans(_ptr(x, ctypes.c_float), n, d, ctypes.byref(options), _ptr(centroids, ctypes.c_float),
-                                 _ptr(labels, ctypes.c_int), ctypes.byref(result)))
+            lib.call("kmeans", _ptr(x, ctypes.c_float), n, d, ctypes.byref(options), _ptr(centroids, ctypes.c_float),
+                     _ptr(labels, ctypes.c_int), ctypes.byref(result))
             if best is None or result.cost < best[2].cost:
                 best = (centroids, labels, result)
         centroids, labels, result = best
@@ -221,8 +221,8 @@ class DBSCAN(_ClusterMixin, _Estimator):
         labels = np.empty(n, dtype=np.int32)
         core = np.empty(n, dtype=np.uint8)
         result = _capi.Result()
-        lib.check(lib.dbscan(_ptr(x, ctypes.c_float), n, d, ctypes.byref(options), _ptr(labels, ctypes.c_int),
-                             _ptr(core, ctypes.c_ubyte), ctypes.byref(result)))
+        lib.call("dbscan", _ptr(x, ctypes.c_float), n, d, ctypes.byref(options), _ptr(labels, ctypes.c_int),
+                 _ptr(core, ctypes.c_ubyte), ctypes.byref(result))
         self.labels_ = labels
         self.core_sample_indices_ = np.flatnonzero(core)
         self.components_ = np.asarray(X)[self.core_sample_indices_].copy()
@@ -290,8 +290,8 @@ class DensityPeaks(_ClusterMixin, _Estimator):
         capacity = n if self.capacity is None else int(self.capacity)
         self._free()
         model, result = ctypes.c_void_p(), _capi.Result()
-        lib.check(lib.dpc_create(_ptr(x, ctypes.c_float), n, d, capacity, ctypes.byref(options), ctypes.byref(model),
-                                 ctypes.byref(result)))
+        lib.call("dpc_create", _ptr(x, ctypes.c_float), n, d, capacity, ctypes.byref(options), ctypes.byref(model),
+                 ctypes.byref(result))
         self._model, self._lib = model, lib
         self.n_features_in_ = d
         self._refresh(result)
@@ -304,7 +304,7 @@ class DensityPeaks(_ClusterMixin, _Estimator):
         if x.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {x.shape[1]} features, the model {self.n_features_in_}")
         result = _capi.Result()
-        self._lib.check(self._lib.dpc_insert(self._model, _ptr(x, ctypes.c_float), x.shape[0], ctypes.byref(result)))
+        self._lib.call("dpc_insert", self._model, _ptr(x, ctypes.c_float), x.shape[0], ctypes.byref(result))
         self._refresh(result)
         return self
 
@@ -315,7 +315,7 @@ class DensityPeaks(_ClusterMixin, _Estimator):
         if a.size == 0:
             raise ValueError("delete needs at least one id")
         result = _capi.Result()
-        self._lib.check(self._lib.dpc_delete(self._model, _ptr(a, ctypes.c_int), a.size, ctypes.byref(result)))
+        self._lib.call("dpc_delete", self._model, _ptr(a, ctypes.c_int), a.size, ctypes.byref(result))
         self._refresh(result)
         return self
 
