@@ -91,12 +91,15 @@ static void skm_count_served(const int *nearest, size_t n, size_t centres, long 
 
 /* Reads rows [first, first + rows) and writes their dimension-major copy to xt, in double: the
  * distances are summed in double, and the device then converts nothing per distance. */
-static int skm_read_chunk(const pc_stream *src, size_t first, size_t rows, float *buffer, double *xt) {
-  if (src->read(src->ctx, first, rows, buffer) != 0) return -1;
-  const size_t d = src->d;
+static void skm_transpose(const float *x, size_t rows, size_t d, double *xt) {
   HOST_PAR_FOR()
   for (size_t i = 0; i < rows; i++)
-    for (size_t j = 0; j < d; j++) xt[j * rows + i] = (double)buffer[i * d + j];
+    for (size_t j = 0; j < d; j++) xt[j * rows + i] = (double)x[i * d + j];
+}
+
+static int skm_read_chunk(const pc_stream *src, size_t first, size_t rows, float *buffer, double *xt) {
+  if (src->read(src->ctx, first, rows, buffer) != 0) return -1;
+  skm_transpose(buffer, rows, src->d, xt);
   return 0;
 }
 
@@ -133,6 +136,126 @@ static size_t skm_chunk_size(size_t n, int k, size_t wanted) {
   return m < n ? m : n;
 }
 
+/* Grows *array (of *cap items of `size` bytes) to hold `need` items, doubling. 0 or -1. */
+static int skm_reserve(void **array, size_t *cap, size_t need, size_t size, const char *what) {
+  if (need <= *cap) return 0;
+  size_t grown = *cap ? *cap : 64;
+  while (grown < need) grown *= 2;
+  size_t bytes;
+  if (pc_mul_size(grown, size, &bytes, what) != 0) return -1;
+  void *p = realloc(*array, bytes);
+  if (!p) return pc_fail_out_of_memory(what);
+  *array = p;
+  *cap = grown;
+  return 0;
+}
+
+int skm_open(skm_session *s, size_t d, size_t max_rows, const skm_params *params) {
+  memset(s, 0, sizeof *s);
+  const int k = params->k;
+  if (k < 1) return pc_fail("streaming k-means: k = %d, needs k >= 1", k);
+  if (d < 1 || max_rows < 1) return pc_fail("streaming k-means: chunks of %zu points of %zu features", max_rows, d);
+  s->d = d, s->max_rows = max_rows, s->k = k, s->seed = params->seed;
+  s->draws = skm_draws_per_round(k);
+  s->repetitions = params->repetitions ? params->repetitions : (int)fmax(1.0, ceil(3.0 * log((double)max_rows)));
+  s->per_run = (size_t)k * (size_t)s->draws;
+  size_t md;
+  if (pc_mul_size(max_rows, d, &md, "streaming k-means chunk") != 0) return -1;
+  const double t0 = pc_now();
+  s->xt = pc_try_alloc_staging(md, sizeof(double), "dimension-major chunk"); /* copied to the GPU per chunk */
+  s->ones = pc_try_alloc(max_rows, sizeof(float), "chunk weights");
+  s->nearest = pc_try_alloc(max_rows, sizeof(int), "chunk nearest points");
+  s->costs = pc_try_alloc((size_t)s->repetitions, sizeof(double), "k-means# costs");
+  s->best_row = pc_try_alloc(s->per_run, sizeof(size_t), "kept k-means# points");
+  s->served = pc_try_alloc(s->per_run, sizeof(long), "served counts");
+  s->best_served = pc_try_alloc(s->per_run, sizeof(long), "kept served counts");
+  if (!s->xt || !s->ones || !s->nearest || !s->costs || !s->best_row || !s->served || !s->best_served ||
+      kmpp_sampler_open(&s->sampler, max_rows, s->repetitions, k, s->draws) != 0) {
+    skm_close(s);
+    return -1;
+  }
+  s->sampler_open = 1;
+  if (params->search_arity) s->sampler.search_arity = params->search_arity;
+  s->sampler.kernels = params->kernels;
+  for (size_t i = 0; i < max_rows; i++) s->ones[i] = 1.0f;
+  const double t1 = pc_now();
+  /* device: ones[max_rows] unit weights of a chunk; xt[max_rows * d] a chunk's points
+   * (dimension-major), nearest[max_rows], served[k * draws] per run; until skm_close. */
+  DEV_ENTER(map(to : s->ones[0 : max_rows]) map(alloc : s->xt[0 : md], s->nearest[0 : max_rows],
+                                                   s->served[0 : s->per_run]))
+  s->mapped = 1;
+  s->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t1;
+  s->phase_s[SKM_PHASE_OTHER] += t1 - t0;
+  return 0;
+}
+
+int skm_add(skm_session *s, const float *x, size_t rows) {
+  const size_t d = s->d;
+  if (rows < 1 || rows > s->max_rows)
+    return pc_fail("streaming k-means: a chunk of %zu points, outside [1, %zu]", rows, s->max_rows);
+  if (skm_reserve((void **)&s->union_x, &s->union_x_cap, s->union_size + s->per_run, d * sizeof(float),
+                  "weighted union") != 0 ||
+      skm_reserve((void **)&s->union_w, &s->union_w_cap, s->union_size + s->per_run, sizeof(float), "union weights") ||
+      skm_reserve((void **)&s->kept_row, &s->kept_row_cap, s->kept + s->per_run, sizeof(size_t), "kept rows") ||
+      skm_reserve((void **)&s->kept_weight, &s->kept_weight_cap, s->kept + s->per_run, sizeof(long), "kept weights"))
+    return -1;
+  double t0 = pc_now();
+  double *xt = s->xt;
+  skm_transpose(x, rows, d, xt);
+  double t1 = pc_now();
+  s->phase_s[SKM_PHASE_GENERATION] += t1 - t0;
+  DEV_UPDATE(to(xt[0 : rows * d])) /* into the chunk buffer mapped once, so no allocation per chunk */
+  s->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t1;
+  const kmpp_points chunk = {xt, s->ones, rows, d, 1, rows};
+  const size_t count = skm_best_run(&chunk, &s->sampler, s->seed, s->chunks, s->costs, s->nearest, s->served,
+                                    s->best_row, s->best_served, s->phase_s);
+  for (size_t q = 0; q < count; q++) {
+    s->kept_row[s->kept] = s->rows + s->best_row[q];
+    s->kept_weight[s->kept++] = s->best_served[q];
+    if (s->best_served[q] == 0) continue; /* drawn twice: the earlier copy serves its points */
+    memcpy(s->union_x + s->union_size * d, x + s->best_row[q] * d, d * sizeof(float));
+    s->union_w[s->union_size++] = (float)s->best_served[q];
+  }
+  s->chunks++;
+  s->rows += rows;
+  return 0;
+}
+
+int skm_centres(skm_session *s, float *centres) {
+  const int k = s->k;
+  const size_t d = s->d;
+  if (s->union_size < (size_t)k)
+    return pc_fail("streaming k-means: the chunks kept %zu weighted points, fewer than k = %d (the data has fewer than k "
+                   "distinct points)", s->union_size, k);
+  const double t0 = pc_now();
+  size_t *pick = pc_try_alloc((size_t)k, sizeof(size_t), "union picks");
+  int rc = pick ? 0 : -1;
+  if (rc == 0 && kmpp_seed(s->union_x, s->union_w, s->union_size, d, k, s->seed, s->sampler.kernels, pick) != 0)
+    rc = pc_fail_context("streaming k-means on the weighted union of %zu points", s->union_size);
+  if (rc == 0)
+    for (int c = 0; c < k; c++) memcpy(centres + (size_t)c * d, s->union_x + pick[c] * d, d * sizeof(float));
+  free(pick);
+  s->phase_s[SKM_PHASE_OTHER] += pc_now() - t0;
+  return rc;
+}
+
+void skm_close(skm_session *s) {
+  if (s->mapped) {
+    const size_t md = s->max_rows * s->d;
+    (void)md; /* used by the gpu variant's data directive */
+    const double t0 = pc_now();
+    DEV_EXIT(map(delete : s->ones[0 : s->max_rows], s->xt[0 : md], s->nearest[0 : s->max_rows],
+                 s->served[0 : s->per_run]))
+    s->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t0;
+  }
+  if (s->sampler_open) kmpp_sampler_close(&s->sampler);
+  pc_free_staging(s->xt), free(s->ones), free(s->nearest), free(s->costs), free(s->best_row), free(s->served);
+  free(s->best_served), free(s->union_x), free(s->union_w), free(s->kept_row), free(s->kept_weight);
+  s->xt = NULL, s->ones = NULL, s->nearest = NULL, s->costs = NULL, s->best_row = NULL, s->served = NULL;
+  s->best_served = NULL, s->union_x = NULL, s->union_w = NULL, s->kept_row = NULL, s->kept_weight = NULL;
+  s->mapped = s->sampler_open = 0;
+}
+
 int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_result *result) {
   const size_t n = src->n, d = src->d;
   const int k = params->k;
@@ -141,86 +264,39 @@ int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_
   if (n < (size_t)k) return pc_fail("streaming k-means: k = %d is larger than the number of points (%zu)", k, n);
   const size_t m = skm_chunk_size(n, k, params->chunk_size);
   if (m < (size_t)k) return pc_fail("streaming k-means: k = %d is larger than a chunk (%zu points)", k, m);
-  const int draws = skm_draws_per_round(k);
-  const int repetitions = params->repetitions ? params->repetitions : (int)fmax(1.0, ceil(3.0 * log((double)n)));
-  const size_t chunks = (n + m - 1) / m, per_run = (size_t)k * (size_t)draws;
-  result->chunk_size = m;
-  result->chunks = chunks;
-  result->repetitions = repetitions;
-  result->draws_per_round = draws;
-  size_t union_cap, md;
-  if (pc_mul_size(chunks, per_run, &union_cap, "streaming k-means union") || pc_mul_size(m, d, &md, "streaming k-means chunk"))
-    return -1;
+  skm_params session_params = *params;
+  if (!session_params.repetitions) session_params.repetitions = (int)fmax(1.0, ceil(3.0 * log((double)n)));
+  size_t md;
+  if (pc_mul_size(m, d, &md, "streaming k-means chunk") != 0) return -1;
 
   const double t_start = pc_now();
+  skm_session s;
   float *buffer = pc_try_alloc(md, sizeof(float), "chunk rows");
-  double *xt = pc_try_alloc_staging(md, sizeof(double), "dimension-major chunk"); /* copied to the GPU per chunk */
-  float *ones = pc_try_alloc(m, sizeof(float), "chunk weights");
-  int *nearest = pc_try_alloc(m, sizeof(int), "chunk nearest points");
-  double *costs = pc_try_alloc((size_t)repetitions, sizeof(double), "k-means# costs");
-  size_t *best_row = pc_try_alloc(per_run, sizeof(size_t), "kept k-means# points");
-  long *served = pc_try_alloc(per_run, sizeof(long), "served counts");
-  long *best_served = pc_try_alloc(per_run, sizeof(long), "kept served counts");
-  float *union_x = pc_try_alloc(union_cap, d * sizeof(float), "weighted union");
-  float *union_w = pc_try_alloc(union_cap, sizeof(float), "union weights");
-  size_t *union_pick = pc_try_alloc((size_t)k, sizeof(size_t), "union picks");
-  result->kept_row = pc_try_alloc(union_cap, sizeof(size_t), "kept rows");
-  result->kept_weight = pc_try_alloc(union_cap, sizeof(long), "kept weights");
-  kmpp_sampler sampler = {0};
-  int rc = -1;
-  if (!buffer || !xt || !ones || !nearest || !costs || !best_row || !served || !best_served || !union_x || !union_w ||
-      !union_pick || !result->kept_row || !result->kept_weight || kmpp_sampler_open(&sampler, m, repetitions, k, draws) != 0)
-    goto done;
-  if (params->search_arity) sampler.search_arity = params->search_arity;
-  sampler.kernels = params->kernels;
-  result->search_arity = sampler.search_arity;
-  for (size_t i = 0; i < m; i++) ones[i] = 1.0f;
-
-  double t0 = pc_now();
-  /* device: ones[m] unit weights of a chunk; xt[m * d] a chunk's points (dimension-major),
-   * nearest[m], served[k * draws] per run. */
-  DEV_ENTER(map(to : ones[0 : m]) map(alloc : xt[0 : md], nearest[0 : m], served[0 : per_run]))
-  result->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t0;
-  size_t union_size = 0;
-  rc = 0;
-  for (size_t c = 0; c < chunks && rc == 0; c++) {
-    const size_t first = c * m, rows = n - first < m ? n - first : m;
-    t0 = pc_now();
-    rc = skm_read_chunk(src, first, rows, buffer, xt);
-    double t1 = pc_now();
-    result->phase_s[SKM_PHASE_GENERATION] += t1 - t0;
-    if (rc) break;
-    DEV_UPDATE(to(xt[0 : rows * d])) /* into the chunk buffer mapped once, so no allocation per chunk */
-    result->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t1;
-    const kmpp_points chunk = {xt, ones, rows, d, 1, rows};
-    const size_t count =
-        skm_best_run(&chunk, &sampler, params->seed, c, costs, nearest, served, best_row, best_served, result->phase_s);
-    for (size_t q = 0; q < count; q++) {
-      result->kept_row[result->kept] = first + best_row[q];
-      result->kept_weight[result->kept++] = best_served[q];
-      if (best_served[q] == 0) continue; /* drawn twice: the earlier copy serves its points */
-      memcpy(union_x + union_size * d, buffer + best_row[q] * d, d * sizeof(float));
-      union_w[union_size++] = (float)best_served[q];
-    }
+  int rc = buffer ? skm_open(&s, d, m, &session_params) : -1;
+  if (!buffer) memset(&s, 0, sizeof s);
+  for (size_t first = 0; rc == 0 && first < n; first += m) {
+    const size_t rows = n - first < m ? n - first : m;
+    const double t0 = pc_now();
+    rc = src->read(src->ctx, first, rows, buffer);
+    s.phase_s[SKM_PHASE_GENERATION] += pc_now() - t0;
+    if (rc == 0) rc = skm_add(&s, buffer, rows);
   }
-  t0 = pc_now();
-  DEV_EXIT(map(delete : ones[0 : m], xt[0 : md], nearest[0 : m], served[0 : per_run]))
-  result->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t0;
-  if (rc == 0 && union_size < (size_t)k)
-    rc = pc_fail("streaming k-means: the chunks kept %zu weighted points, fewer than k = %d (the data has fewer than k "
-                 "distinct points)", union_size, k);
-  if (rc == 0 && kmpp_seed(union_x, union_w, union_size, d, k, params->seed, params->kernels, union_pick) != 0)
-    rc = pc_fail_context("streaming k-means on the weighted union of %zu points", union_size);
-  if (rc == 0)
-    for (int c = 0; c < k; c++) memcpy(centres + (size_t)c * d, union_x + union_pick[c] * d, d * sizeof(float));
+  if (rc == 0) rc = skm_centres(&s, centres);
+  result->chunk_size = m;
+  result->chunks = s.chunks;
+  result->repetitions = s.repetitions;
+  result->draws_per_round = s.draws;
+  result->search_arity = s.sampler.search_arity;
+  result->kept = s.kept;
+  result->kept_row = s.kept_row, result->kept_weight = s.kept_weight; /* the result owns them now */
+  s.kept_row = NULL, s.kept_weight = NULL;
+  memcpy(result->phase_s, s.phase_s, sizeof result->phase_s);
+  skm_close(&s);
+  free(buffer);
   result->total_s = pc_now() - t_start;
   double accounted = 0.0;
   for (int p = 0; p < SKM_PHASE_OTHER; p++) accounted += result->phase_s[p];
   result->phase_s[SKM_PHASE_OTHER] = result->total_s - accounted;
-done:
-  kmpp_sampler_close(&sampler);
-  free(buffer), pc_free_staging(xt), free(ones), free(nearest), free(costs), free(best_row), free(served), free(best_served);
-  free(union_x), free(union_w), free(union_pick);
   if (rc) skm_result_free(result);
   return rc;
 }

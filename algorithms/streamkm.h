@@ -20,6 +20,7 @@
 #define SKM_STREAMKM_H
 
 #include "device.h"
+#include "kmeanspp.h"
 #include "stream_source.h"
 
 #include <stddef.h>
@@ -62,6 +63,44 @@ typedef struct {
 
 /* b, the points k-means# draws per round for k clusters. */
 int skm_draws_per_round(int k);
+
+/* A streaming k-means over chunks given one at a time (skm_run's steps; the library's
+ * partial_fit): each chunk of at most max_rows points is summarised by the best of its k-means#
+ * runs, kept in a weighted union that skm_centres reduces to k centres with weighted k-means++.
+ * Chunk c's draws use the counters skm_run gives its chunk c, so chunks of skm_run's chunk size
+ * and its repetitions give skm_run's centres. The device buffers stay mapped from skm_open to
+ * skm_close. */
+typedef struct {
+  size_t d, max_rows, per_run;
+  int k, repetitions, draws;
+  uint64_t seed;
+  size_t chunks, rows;              /* added so far */
+  double *xt;                       /* a chunk, dimension-major, in double (staging memory) */
+  float *ones;                      /* unit weights of a chunk's points */
+  int *nearest;                     /* each chunk point's nearest chosen point */
+  double *costs;                    /* each run's cost */
+  size_t *best_row;                 /* the kept run's points (chunk rows) */
+  long *served, *best_served;       /* points each chosen point serves: all runs, the kept one */
+  kmpp_sampler sampler;
+  int sampler_open, mapped;
+  float *union_x, *union_w;         /* the kept points with a weight, and their weights */
+  size_t union_size, union_x_cap, union_w_cap;
+  size_t kept, kept_row_cap, kept_weight_cap;
+  size_t *kept_row;                 /* every kept point's row in the stream (weight 0 included) */
+  long *kept_weight;
+  double phase_s[SKM_NPHASES];
+} skm_session;
+
+/* Opens a session for chunks of at most max_rows points of d features (params: k, repetitions,
+ * 0: ceil(3 ln max_rows), search_arity, seed, kernels; chunk_size unused). 0, or -1 with a
+ * pc_fail message (nothing left to close). */
+int skm_open(skm_session *s, size_t d, size_t max_rows, const skm_params *params);
+/* Adds a chunk of `rows` points (x: rows x d, row-major; 1 <= rows <= max_rows). 0 or -1. */
+int skm_add(skm_session *s, const float *x, size_t rows);
+/* The k centres (k x d) of what was added so far; -1 with a message when the chunks kept fewer
+ * than k weighted points. */
+int skm_centres(skm_session *s, float *centres);
+void skm_close(skm_session *s);
 
 /* Clusters the stream into k centres (centres: k x d, row-major, points of the stream). Fills
  * *result (free its arrays with skm_result_free). Returns 0, or -1 with a pc_fail message:

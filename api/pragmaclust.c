@@ -283,6 +283,83 @@ int pragmaclust_streamkm(const float *x, size_t n, size_t d, const pragmaclust_s
   return rc;
 }
 
+/* A streaming k-means fed a chunk at a time: the session, and what the result of each call
+ * reports. */
+struct pragmaclust_streamkm_model {
+  skm_session session;
+};
+
+int pragmaclust_streamkm_open(size_t d, size_t max_chunk, const pragmaclust_streamkm_options *o,
+                              pragmaclust_streamkm_model **model) {
+  static const char fn[] = "pragmaclust_streamkm_open";
+  int rc;
+  if (!model) return INVALID("%s: model is NULL", fn);
+  *model = NULL;
+  if (!o) return INVALID("%s: options is NULL", fn);
+  if (d < 1) return INVALID("%s: d must be at least 1", fn);
+  if (o->k < 1 || (size_t)o->k > max_chunk)
+    return INVALID("%s: k must lie in [1, max_chunk = %zu], got %d", fn, max_chunk, o->k);
+  if (o->repetitions < 0) return INVALID("%s: repetitions must be >= 0, got %d", fn, o->repetitions);
+  if ((rc = check_kernels(fn, o->kernels)) != 0) return rc;
+  if ((rc = ensure_device()) != 0) return rc;
+  pragmaclust_streamkm_model *m = calloc(1, sizeof *m);
+  if (!m) return failure(PRAGMACLUST_ERR_OUT_OF_MEMORY, "%s: cannot allocate the model", fn);
+  const skm_params params = {o->k, 0, o->repetitions, 0, o->seed, to_kernels(o->kernels)};
+  if (skm_open(&m->session, d, max_chunk, &params) != 0) {
+    free(m);
+    return algorithm_failed();
+  }
+  *model = m;
+  return PRAGMACLUST_OK;
+}
+
+/* The phases a session spent since `before` (a copy of its phase times). */
+static void streamkm_phases_since(pragmaclust_result *result, const skm_session *s, const double *before,
+                                  double t_start) {
+  if (!result) return;
+  double spent[SKM_NPHASES];
+  for (int p = 0; p < SKM_NPHASES; p++) spent[p] = s->phase_s[p] - before[p];
+  result_begin(result, skm_phase_names, SKM_NPHASES);
+  result_phases(result, spent, pc_now() - t_start);
+  result->clusters = s->k;
+}
+
+int pragmaclust_streamkm_add(pragmaclust_streamkm_model *m, const float *x, size_t rows, pragmaclust_result *result) {
+  static const char fn[] = "pragmaclust_streamkm_add";
+  int rc;
+  if (!m) return INVALID("%s: model is NULL", fn);
+  skm_session *s = &m->session;
+  if (rows < 1 || rows > s->max_rows)
+    return INVALID("%s: a chunk of %zu rows, outside [1, max_chunk = %zu]", fn, rows, s->max_rows);
+  if ((rc = check_points(fn, x, rows, s->d)) != 0) return rc;
+  if (pc_check_float_distances(pc_max_abs(x, rows * s->d), s->d, fn) != 0) return PRAGMACLUST_ERR_INVALID_ARGUMENT;
+  double before[SKM_NPHASES];
+  memcpy(before, s->phase_s, sizeof before);
+  const double t_start = pc_now();
+  if (skm_add(s, x, rows) != 0) return algorithm_failed();
+  streamkm_phases_since(result, s, before, t_start);
+  return PRAGMACLUST_OK;
+}
+
+int pragmaclust_streamkm_centres(pragmaclust_streamkm_model *m, float *centres, pragmaclust_result *result) {
+  static const char fn[] = "pragmaclust_streamkm_centres";
+  if (!m) return INVALID("%s: model is NULL", fn);
+  if (!centres) return INVALID("%s: centres is NULL", fn);
+  skm_session *s = &m->session;
+  double before[SKM_NPHASES];
+  memcpy(before, s->phase_s, sizeof before);
+  const double t_start = pc_now();
+  if (skm_centres(s, centres) != 0) return algorithm_failed();
+  streamkm_phases_since(result, s, before, t_start);
+  return PRAGMACLUST_OK;
+}
+
+void pragmaclust_streamkm_free(pragmaclust_streamkm_model *m) {
+  if (!m) return;
+  skm_close(&m->session);
+  free(m);
+}
+
 /* ---- stream clustering ---- */
 
 void pragmaclust_stream_options_init(pragmaclust_stream_options *o) {

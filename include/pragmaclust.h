@@ -168,6 +168,28 @@ void pragmaclust_streamkm_options_init(pragmaclust_streamkm_options *options);
 int pragmaclust_streamkm(const float *x, size_t n, size_t d, const pragmaclust_streamkm_options *options, float *centres,
                          int *labels, pragmaclust_result *result);
 
+/* Streaming k-means fed one chunk at a time (scikit-learn's partial_fit): each chunk is
+ * summarised by the best of its k-means# runs as pragmaclust_streamkm summarises its chunks, and
+ * pragmaclust_streamkm_centres gives the k centres of everything added so far (weighted
+ * k-means++ on the kept points). Chunks of pragmaclust_streamkm's chunk size, with its
+ * repetitions and seed, give its centres. The device buffers stay allocated until the free. */
+typedef struct pragmaclust_streamkm_model pragmaclust_streamkm_model;
+
+/* A model for chunks of at most max_chunk rows of d features. options: k (1 <= k <= max_chunk),
+ * repetitions (0: ceil(3 ln max_chunk)), seed, kernels; chunk_size is not used. Errors:
+ * INVALID_ARGUMENT, OUT_OF_MEMORY, NO_DEVICE; *model is NULL then. */
+int pragmaclust_streamkm_open(size_t d, size_t max_chunk, const pragmaclust_streamkm_options *options,
+                              pragmaclust_streamkm_model **model);
+/* Adds the chunk x (rows x d, 1 <= rows <= max_chunk). result: the call's phases. Errors:
+ * INVALID_ARGUMENT (rows out of range, non-finite values), OUT_OF_MEMORY. */
+int pragmaclust_streamkm_add(pragmaclust_streamkm_model *model, const float *x, size_t rows,
+                             pragmaclust_result *result);
+/* The k centres (k x d) of the chunks added so far. Errors: INVALID_ARGUMENT (fewer than k
+ * distinct weighted points kept, as after no chunk), OUT_OF_MEMORY. */
+int pragmaclust_streamkm_centres(pragmaclust_streamkm_model *model, float *centres, pragmaclust_result *result);
+/* Releases the model (NULL is allowed). */
+void pragmaclust_streamkm_free(pragmaclust_streamkm_model *model);
+
 /* ---- stream clustering (Cao, Tung & Zhou; STREAM or a sliding window) --------------------- */
 
 typedef struct {

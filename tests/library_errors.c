@@ -88,6 +88,18 @@ int main(int argc, char **argv) {
   pragmaclust_streamkm_options skm;
   pragmaclust_streamkm_options_init(&skm);
   expect("streamkm k = 0", pragmaclust_streamkm(x, N, D, &skm, c, labels, NULL), PRAGMACLUST_ERR_INVALID_ARGUMENT);
+  pragmaclust_streamkm_model *stream;
+  skm.k = 4;
+  expect("streamkm open k > max_chunk", pragmaclust_streamkm_open(D, 3, &skm, &stream), PRAGMACLUST_ERR_INVALID_ARGUMENT);
+  skm.k = 2;
+  expect("streamkm open", pragmaclust_streamkm_open(D, 4, &skm, &stream), PRAGMACLUST_OK);
+  expect("streamkm centres before a chunk", pragmaclust_streamkm_centres(stream, c, NULL), PRAGMACLUST_ERR_INVALID_ARGUMENT);
+  expect("streamkm add beyond max_chunk", pragmaclust_streamkm_add(stream, x, N, NULL), PRAGMACLUST_ERR_INVALID_ARGUMENT);
+  expect("streamkm add NaN", pragmaclust_streamkm_add(stream, bad, 3, NULL), PRAGMACLUST_ERR_INVALID_ARGUMENT);
+  expect("streamkm add", pragmaclust_streamkm_add(stream, x, 4, NULL), PRAGMACLUST_OK);
+  expect("streamkm centres", pragmaclust_streamkm_centres(stream, c, NULL), PRAGMACLUST_OK);
+  pragmaclust_streamkm_free(stream);
+  pragmaclust_streamkm_free(NULL);
   pragmaclust_stream_options st;
   pragmaclust_stream_options_init(&st);
   st.k = 2;

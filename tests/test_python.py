@@ -64,6 +64,27 @@ def test_kmeans_matches_the_program(both, work, init):
     assert d.shape == (5, 7) and np.allclose(d.min(axis=1) ** 2, -np.array([km.score(x[i:i + 1]) for i in range(5)]))
 
 
+def test_streaming_kmeans_matches_the_program(both, work):
+    """StreamingKMeans.fit gives the streamkm program's centres and labels; partial_fit over batches
+    of whole chunks gives the same centres."""
+    v, cli = both
+    path, x = blobs(work, cli, "gen:blobs:n=6000,d=3,centers=6,std=0.05,seed=8")
+    cli_run(cli, "streamkm", path, "-k", 6, "--chunk-size", 1000, "--repetitions", 5, "--seed", 9,
+            "--centres", work / "c.npy", "--labels", work / "l.npy")
+    sk = pragmaclust.StreamingKMeans(6, chunk_size=1000, repetitions=5, random_state=9, variant=v).fit(x)
+    assert np.array_equal(sk.cluster_centers_, np.load(work / "c.npy"))
+    assert np.array_equal(sk.labels_, load_labels(work / "l.npy"))
+    assert sk.inertia_ == pytest.approx(-sk.score(x), rel=1e-5)
+    part = pragmaclust.StreamingKMeans(6, chunk_size=1000, repetitions=5, random_state=9, variant=v)
+    for first in range(0, 6000, 2000):
+        part.partial_fit(x[first:first + 2000])
+    assert np.array_equal(part.cluster_centers_, sk.cluster_centers_)
+    assert part.n_chunks_ == 6 and part.n_samples_seen_ == 6000
+    import copy
+    with pytest.raises(RuntimeError, match="copy"):
+        copy.deepcopy(part).partial_fit(x[:1000])
+
+
 def test_dbscan_matches_the_program_and_sklearn(both, work):
     """DBSCAN's labels equal the program's and scikit-learn's; its core points are scikit-learn's."""
     v, cli = both
@@ -134,9 +155,10 @@ def test_sklearn_conventions():
 
 
 @pytest.mark.parametrize("make", [lambda: pragmaclust.KMeans(3, random_state=0, variant="seq"),
+                                  lambda: pragmaclust.StreamingKMeans(3, random_state=0, variant="seq"),
                                   lambda: pragmaclust.DBSCAN(variant="seq"),
                                   lambda: pragmaclust.DensityPeaks(n_peaks=2, variant="seq")],
-                         ids=["KMeans", "DBSCAN", "DensityPeaks"])
+                         ids=["KMeans", "StreamingKMeans", "DBSCAN", "DensityPeaks"])
 def test_sklearn_check_estimator(make):
     """scikit-learn's own estimator checks pass, every one of them."""
     checks = pytest.importorskip("sklearn.utils.estimator_checks")

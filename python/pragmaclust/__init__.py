@@ -1,4 +1,4 @@
-"""pragmaclust from Python: exact k-means, DBSCAN and density peaks on the library of any build
+"""pragmaclust from Python: exact k-means, streaming k-means, DBSCAN and density peaks on the library of any build
 variant (seq: one core; omp: the host's cores; gpu: an NVIDIA GPU through OpenMP offload), with
 scikit-learn's estimator conventions (fit, predict, labels_, ...).
 
@@ -13,9 +13,9 @@ import os
 
 from ._capi import (VARIANTS, InvalidArgumentError, NoDeviceError, OutOfMemoryError, PragmaclustError,
                     UnsupportedError, library, library_dirs)
-from .estimators import DBSCAN, DensityPeaks, KMeans
+from .estimators import DBSCAN, DensityPeaks, KMeans, StreamingKMeans
 
-__all__ = ["KMeans", "DBSCAN", "DensityPeaks", "init", "info", "default_variant", "PragmaclustError",
+__all__ = ["KMeans", "StreamingKMeans", "DBSCAN", "DensityPeaks", "init", "info", "default_variant", "PragmaclustError",
            "InvalidArgumentError", "OutOfMemoryError", "NoDeviceError", "UnsupportedError"]
 __version__ = "0.9.0"
 

@@ -69,6 +69,11 @@ class KMeansOptions(ctypes.Structure):
                 ("distance", ctypes.c_int), ("kernels", ctypes.c_int)]
 
 
+class StreamKMOptions(ctypes.Structure):
+    _fields_ = [("k", ctypes.c_int), ("chunk_size", ctypes.c_size_t), ("repetitions", ctypes.c_int),
+                ("seed", ctypes.c_uint64), ("kernels", ctypes.c_int)]
+
+
 class DBSCANOptions(ctypes.Structure):
     _fields_ = [("eps", ctypes.c_double), ("min_pts", ctypes.c_int), ("index", ctypes.c_int), ("method", ctypes.c_int),
                 ("chains", ctypes.c_int), ("seed_list", ctypes.c_int), ("levels", ctypes.c_int),
@@ -109,6 +114,14 @@ _PROTOTYPES = {
     "pragmaclust_kmeans_options_init": (None, [ctypes.POINTER(KMeansOptions)]),
     "pragmaclust_kmeans": (ctypes.c_int, [_f32p, _size, _size, ctypes.POINTER(KMeansOptions), _f32p, _intp,
                                           ctypes.POINTER(Result)]),
+    "pragmaclust_streamkm_options_init": (None, [ctypes.POINTER(StreamKMOptions)]),
+    "pragmaclust_streamkm": (ctypes.c_int, [_f32p, _size, _size, ctypes.POINTER(StreamKMOptions), _f32p, _intp,
+                                            ctypes.POINTER(Result)]),
+    "pragmaclust_streamkm_open": (ctypes.c_int, [_size, _size, ctypes.POINTER(StreamKMOptions),
+                                                 ctypes.POINTER(ctypes.c_void_p)]),
+    "pragmaclust_streamkm_add": (ctypes.c_int, [ctypes.c_void_p, _f32p, _size, ctypes.POINTER(Result)]),
+    "pragmaclust_streamkm_centres": (ctypes.c_int, [ctypes.c_void_p, _f32p, ctypes.POINTER(Result)]),
+    "pragmaclust_streamkm_free": (None, [ctypes.c_void_p]),
     "pragmaclust_dbscan_options_init": (None, [ctypes.POINTER(DBSCANOptions)]),
     "pragmaclust_dbscan": (ctypes.c_int, [_f32p, _size, _size, ctypes.POINTER(DBSCANOptions), _intp, _u8p,
                                           ctypes.POINTER(Result)]),

@@ -87,7 +87,38 @@ class _Estimator(_Base):
             raise AttributeError(f"this {type(self).__name__} is not fitted yet: call fit first")
 
 
-class KMeans(_ClusterMixin, _Estimator):
+class _NearestCentroid:
+    """predict, transform and score of a fitted cluster_centers_, in NumPy (float64)."""
+
+    def _distances2(self, X):
+        self._check_fitted("cluster_centers_")
+        x = _points(X).astype(np.float64)
+        if x.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {x.shape[1]} features, the model {self.n_features_in_}")
+        if not np.isfinite(x).all():
+            raise ValueError("X holds NaN or infinity: only finite values can be assigned to a centroid")
+        c = self.cluster_centers_.astype(np.float64)
+        return np.maximum((x * x).sum(1)[:, None] - 2.0 * x @ c.T + (c * c).sum(1)[None, :], 0.0)
+
+    def predict(self, X):
+        """The nearest fitted centroid of each row (ties to the lowest index)."""
+        return np.argmin(self._distances2(X), axis=1).astype(np.int32)
+
+    def transform(self, X):
+        """The Euclidean distance of each row to each fitted centroid, (n, k)."""
+        return np.sqrt(self._distances2(X))
+
+    def fit_transform(self, X, y=None):
+        """fit(X), then transform(X)."""
+        return self.fit(X).transform(X)
+
+
+    def score(self, X, y=None):
+        """Minus the sum of squared distances of the rows to their nearest fitted centroid."""
+        return -float(self._distances2(X).min(axis=1).sum())
+
+
+class KMeans(_ClusterMixin, _NearestCentroid, _Estimator):
     """Lloyd's k-means (pragmaclust_kmeans).
 
     n_clusters: k. init: "k-means++", "random" (k distinct rows) or a (k, d) array of initial
@@ -162,31 +193,115 @@ class KMeans(_ClusterMixin, _Estimator):
         self.n_features_in_ = d
         return self
 
-    def _distances2(self, X):
-        self._check_fitted("cluster_centers_")
-        x = _points(X).astype(np.float64)
-        if x.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {x.shape[1]} features, the model {self.n_features_in_}")
-        if not np.isfinite(x).all():
-            raise ValueError("X holds NaN or infinity: only finite values can be assigned to a centroid")
-        c = self.cluster_centers_.astype(np.float64)
-        return np.maximum((x * x).sum(1)[:, None] - 2.0 * x @ c.T + (c * c).sum(1)[None, :], 0.0)
+class StreamingKMeans(_ClusterMixin, _NearestCentroid, _Estimator):
+    """Streaming k-means (Ailon, Jaiswal and Monteleoni; pragmaclust_streamkm): chunks of the data
+    summarised one at a time by the best of several k-means# runs, then weighted k-means++ on
+    what the chunks kept. Memory: one chunk and the kept points.
 
-    def predict(self, X):
-        """The nearest fitted centroid of each row (ties to the lowest index)."""
-        return np.argmin(self._distances2(X), axis=1).astype(np.int32)
+    n_clusters: k. chunk_size: points per chunk (fit: None gives ceil(sqrt(n k)); partial_fit: the
+    most rows one chunk holds, None taking the first call's row count; larger calls are cut into
+    chunks of this size). repetitions: k-means# runs per chunk (None: ceil(3 ln n) in fit,
+    ceil(3 ln chunk_size) in partial_fit). random_state: the seed (None draws one). kernels,
+    variant: as KMeans.
 
-    def transform(self, X):
-        """The Euclidean distance of each row to each fitted centroid, (n, k)."""
-        return np.sqrt(self._distances2(X))
+    fit(X) is the program's `streamkm` on X: cluster_centers_, labels_ (each row's nearest
+    centre), inertia_, timings_. partial_fit(X) adds X's rows to the stream and sets
+    cluster_centers_ from everything added so far, n_samples_seen_ and n_chunks_; chunks of fit's
+    chunk size with its repetitions and seed give fit's centres."""
 
-    def fit_transform(self, X, y=None):
-        """fit(X), then transform(X)."""
-        return self.fit(X).transform(X)
+    def __init__(self, n_clusters=8, *, chunk_size=None, repetitions=None, random_state=None, kernels="tuned",
+                 variant=None):
+        self.n_clusters = n_clusters
+        self.chunk_size = chunk_size
+        self.repetitions = repetitions
+        self.random_state = random_state
+        self.kernels = kernels
+        self.variant = variant
 
-    def score(self, X, y=None):
-        """Minus the sum of squared distances of the rows to their nearest fitted centroid."""
-        return -float(self._distances2(X).min(axis=1).sum())
+    def _options(self, lib):
+        options = _capi.StreamKMOptions()
+        lib.streamkm_options_init(ctypes.byref(options))
+        if not isinstance(self.n_clusters, (int, np.integer)) or self.n_clusters < 1:
+            raise ValueError(f"n_clusters must be an int >= 1, got {self.n_clusters!r}")
+        for name in ("chunk_size", "repetitions"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
+                raise ValueError(f"{name} must be an int >= 1 or None, got {value!r}")
+        options.k = int(self.n_clusters)
+        options.chunk_size = int(self.chunk_size or 0)
+        options.repetitions = int(self.repetitions or 0)
+        options.kernels = _choice(self.kernels, _capi.KERNELS, "kernels")
+        return options
+
+    def fit(self, X, y=None):
+        x = _points(X)
+        n, d = x.shape
+        lib = self._library()
+        options = self._options(lib)
+        if options.k > n:
+            raise ValueError(f"n_clusters must be an int in [1, n_samples = {n}], got {self.n_clusters!r}")
+        options.seed = _seed(self.random_state)
+        self._free()
+        centres, labels, result = np.empty((options.k, d), dtype=np.float32), np.empty(n, dtype=np.int32), _capi.Result()
+        lib.call("streamkm", _ptr(x, ctypes.c_float), n, d, ctypes.byref(options), _ptr(centres, ctypes.c_float),
+                 _ptr(labels, ctypes.c_int), ctypes.byref(result))
+        self.cluster_centers_, self.labels_, self.inertia_ = centres, labels, float(result.cost)
+        self.timings_ = result.timings()
+        self.n_features_in_, self.n_samples_seen_ = d, n
+        return self
+
+    def partial_fit(self, X, y=None):
+        x = _points(X)
+        n, d = x.shape
+        if "_model" not in self.__dict__:
+            if getattr(self, "n_chunks_", 0):
+                raise RuntimeError("this StreamingKMeans is a copy (or was unpickled): its stream stayed with the "
+                                   "original, so partial_fit cannot go on; fit it, or partial_fit a new one")
+            lib = self._library()
+            options = self._options(lib)
+            max_chunk = int(self.chunk_size or n)
+            if options.k > max_chunk:
+                raise ValueError(f"n_clusters = {options.k} is more than a chunk holds ({max_chunk} rows): "
+                                 "give a larger chunk_size or a larger first batch")
+            options.seed = _seed(self.random_state)
+            model = ctypes.c_void_p()
+            lib.call("streamkm_open", d, max_chunk, ctypes.byref(options), ctypes.byref(model))
+            self._model, self._lib, self._max_chunk = model, lib, max_chunk
+            self.n_features_in_, self.n_samples_seen_, self.n_chunks_ = d, 0, 0
+        elif d != self.n_features_in_:
+            raise ValueError(f"X has {d} features, the stream {self.n_features_in_}")
+        timings = {}
+        for first in range(0, n, self._max_chunk):
+            rows = min(self._max_chunk, n - first)
+            result = _capi.Result()
+            self._lib.call("streamkm_add", self._model, _ptr(x[first:], ctypes.c_float), rows, ctypes.byref(result))
+            for name, seconds in result.timings().items():
+                timings[name] = timings.get(name, 0.0) + seconds
+            self.n_samples_seen_ += rows
+            self.n_chunks_ += 1
+        centres, result = np.empty((int(self.n_clusters), d), dtype=np.float32), _capi.Result()
+        self._lib.call("streamkm_centres", self._model, _ptr(centres, ctypes.c_float), ctypes.byref(result))
+        for name, seconds in result.timings().items():
+            timings[name] = timings.get(name, 0.0) + seconds
+        self.cluster_centers_, self.timings_ = centres, timings
+        return self
+
+    def _free(self):
+        model = self.__dict__.pop("_model", None)
+        if model is not None:
+            self._lib.streamkm_free(model)
+
+    def __del__(self):
+        try:
+            self._free()
+        except Exception:  # interpreter shutdown: the library may be gone already
+            pass
+
+    def __getstate__(self):  # the stream lives in the library: a copy holds the results, not the stream
+        state = dict(self.__dict__)
+        state.pop("_model", None)
+        state.pop("_lib", None)
+        return state
 
 
 class DBSCAN(_ClusterMixin, _Estimator):
