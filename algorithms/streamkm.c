@@ -158,31 +158,31 @@ int skm_open(skm_session *s, size_t d, size_t max_rows, const skm_params *params
   s->d = d, s->max_rows = max_rows, s->k = k, s->seed = params->seed;
   s->draws = skm_draws_per_round(k);
   s->repetitions = params->repetitions ? params->repetitions : (int)fmax(1.0, ceil(3.0 * log((double)max_rows)));
-  s->per_run = (size_t)k * (size_t)s->draws;
+  const size_t per_run = (size_t)k * (size_t)s->draws;
+  s->per_run = per_run;
   size_t md;
   if (pc_mul_size(max_rows, d, &md, "streaming k-means chunk") != 0) return -1;
   const double t0 = pc_now();
-  s->xt = pc_try_alloc_staging(md, sizeof(double), "dimension-major chunk"); /* copied to the GPU per chunk */
-  s->ones = pc_try_alloc(max_rows, sizeof(float), "chunk weights");
-  s->nearest = pc_try_alloc(max_rows, sizeof(int), "chunk nearest points");
+  /* the arrays the device holds, through plain pointers as its kernels see them */
+  double *xt = s->xt = pc_try_alloc_staging(md, sizeof(double), "dimension-major chunk"); /* copied per chunk */
+  float *ones = s->ones = pc_try_alloc(max_rows, sizeof(float), "chunk weights");
+  int *nearest = s->nearest = pc_try_alloc(max_rows, sizeof(int), "chunk nearest points");
+  long *served = s->served = pc_try_alloc(per_run, sizeof(long), "served counts");
   s->costs = pc_try_alloc((size_t)s->repetitions, sizeof(double), "k-means# costs");
-  s->best_row = pc_try_alloc(s->per_run, sizeof(size_t), "kept k-means# points");
-  s->served = pc_try_alloc(s->per_run, sizeof(long), "served counts");
-  s->best_served = pc_try_alloc(s->per_run, sizeof(long), "kept served counts");
-  if (!s->xt || !s->ones || !s->nearest || !s->costs || !s->best_row || !s->served || !s->best_served ||
+  s->best_row = pc_try_alloc(per_run, sizeof(size_t), "kept k-means# points");
+  s->best_served = pc_try_alloc(per_run, sizeof(long), "kept served counts");
+  if (!xt || !ones || !nearest || !s->costs || !s->best_row || !served || !s->best_served ||
       kmpp_sampler_open(&s->sampler, max_rows, s->repetitions, k, s->draws) != 0) {
     skm_close(s);
     return -1;
   }
-  s->sampler_open = 1;
   if (params->search_arity) s->sampler.search_arity = params->search_arity;
   s->sampler.kernels = params->kernels;
-  for (size_t i = 0; i < max_rows; i++) s->ones[i] = 1.0f;
+  for (size_t i = 0; i < max_rows; i++) ones[i] = 1.0f;
   const double t1 = pc_now();
   /* device: ones[max_rows] unit weights of a chunk; xt[max_rows * d] a chunk's points
    * (dimension-major), nearest[max_rows], served[k * draws] per run; until skm_close. */
-  DEV_ENTER(map(to : s->ones[0 : max_rows]) map(alloc : s->xt[0 : md], s->nearest[0 : max_rows],
-                                                   s->served[0 : s->per_run]))
+  DEV_ENTER(map(to : ones[0 : max_rows]) map(alloc : xt[0 : md], nearest[0 : max_rows], served[0 : per_run]))
   s->mapped = 1;
   s->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t1;
   s->phase_s[SKM_PHASE_OTHER] += t1 - t0;
@@ -241,19 +241,22 @@ int skm_centres(skm_session *s, float *centres) {
 
 void skm_close(skm_session *s) {
   if (s->mapped) {
-    const size_t md = s->max_rows * s->d;
-    (void)md; /* used by the gpu variant's data directive */
+    const size_t md = s->max_rows * s->d, max_rows = s->max_rows, per_run = s->per_run;
+    float *ones = s->ones;
+    double *xt = s->xt;
+    int *nearest = s->nearest;
+    long *served = s->served;
+    (void)md, (void)max_rows, (void)per_run, (void)ones, (void)xt, (void)nearest, (void)served; /* gpu: the directive's */
     const double t0 = pc_now();
-    DEV_EXIT(map(delete : s->ones[0 : s->max_rows], s->xt[0 : md], s->nearest[0 : s->max_rows],
-                 s->served[0 : s->per_run]))
+    DEV_EXIT(map(delete : ones[0 : max_rows], xt[0 : md], nearest[0 : max_rows], served[0 : per_run]))
     s->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t0;
   }
-  if (s->sampler_open) kmpp_sampler_close(&s->sampler);
+  kmpp_sampler_close(&s->sampler); /* also after a failed open (zeroed by skm_open) */
   pc_free_staging(s->xt), free(s->ones), free(s->nearest), free(s->costs), free(s->best_row), free(s->served);
   free(s->best_served), free(s->union_x), free(s->union_w), free(s->kept_row), free(s->kept_weight);
   s->xt = NULL, s->ones = NULL, s->nearest = NULL, s->costs = NULL, s->best_row = NULL, s->served = NULL;
   s->best_served = NULL, s->union_x = NULL, s->union_w = NULL, s->kept_row = NULL, s->kept_weight = NULL;
-  s->mapped = s->sampler_open = 0;
+  s->mapped = 0;
 }
 
 int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_result *result) {

@@ -82,7 +82,7 @@ typedef struct {
   size_t *best_row;                 /* the kept run's points (chunk rows) */
   long *served, *best_served;       /* points each chosen point serves: all runs, the kept one */
   kmpp_sampler sampler;
-  int sampler_open, mapped;
+  int mapped;                       /* the device holds xt, ones, nearest, served */
   float *union_x, *union_w;         /* the kept points with a weight, and their weights */
   size_t union_size, union_x_cap, union_w_cap;
   size_t kept, kept_row_cap, kept_weight_cap;
