@@ -18,13 +18,19 @@ static _Thread_local int last_error_out_of_memory;
 static _Thread_local int last_error_stopped;
 static int stop_requested; /* read and written with atomic builtins only */
 
+/* The message and what kind of failure it is. Returns -1. */
+static int store_failure(int stopped, const char *fmt, va_list ap) {
+  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  last_error_out_of_memory = 0;
+  last_error_stopped = stopped;
+  return -1;
+}
+
 int pc_fail(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  store_failure(0, fmt, ap);
   va_end(ap);
-  last_error_out_of_memory = 0;
-  last_error_stopped = 0;
   return -1;
 }
 
@@ -59,10 +65,8 @@ int pc_stop_requested(void) { return __atomic_load_n(&stop_requested, __ATOMIC_R
 int pc_fail_stopped(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  store_failure(1, fmt, ap);
   va_end(ap);
-  last_error_out_of_memory = 0;
-  last_error_stopped = 1;
   return -1;
 }
 

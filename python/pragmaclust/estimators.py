@@ -118,6 +118,29 @@ class _NearestCentroid:
         return -float(self._distances2(X).min(axis=1).sum())
 
 
+class _LibraryModel:
+    """An estimator holding a model that lives in the library (_model, freed by _lib's
+    `_free_function`): freed when the estimator goes, and left out of copies and pickles (a copy
+    holds the results, not the model)."""
+
+    def _free(self):
+        model = self.__dict__.pop("_model", None)
+        if model is not None:
+            getattr(self._lib, self._free_function)(model)
+
+    def __del__(self):
+        try:
+            self._free()
+        except Exception:  # interpreter shutdown: the library may be gone already
+            pass
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_model", None)
+        state.pop("_lib", None)
+        return state
+
+
 class KMeans(_ClusterMixin, _NearestCentroid, _Estimator):
     """Lloyd's k-means (pragmaclust_kmeans).
 
@@ -193,7 +216,7 @@ class KMeans(_ClusterMixin, _NearestCentroid, _Estimator):
         self.n_features_in_ = d
         return self
 
-class StreamingKMeans(_ClusterMixin, _NearestCentroid, _Estimator):
+class StreamingKMeans(_LibraryModel, _ClusterMixin, _NearestCentroid, _Estimator):
     """Streaming k-means (Ailon, Jaiswal and Monteleoni; pragmaclust_streamkm): chunks of the data
     summarised one at a time by the best of several k-means# runs, then weighted k-means++ on
     what the chunks kept. Memory: one chunk and the kept points.
@@ -208,6 +231,8 @@ class StreamingKMeans(_ClusterMixin, _NearestCentroid, _Estimator):
     centre), inertia_, timings_. partial_fit(X) adds X's rows to the stream and sets
     cluster_centers_ from everything added so far, n_samples_seen_ and n_chunks_; chunks of fit's
     chunk size with its repetitions and seed give fit's centres."""
+
+    _free_function = "streamkm_free"
 
     def __init__(self, n_clusters=8, *, chunk_size=None, repetitions=None, random_state=None, kernels="tuned",
                  variant=None):
@@ -286,22 +311,6 @@ class StreamingKMeans(_ClusterMixin, _NearestCentroid, _Estimator):
         self.cluster_centers_, self.timings_ = centres, timings
         return self
 
-    def _free(self):
-        model = self.__dict__.pop("_model", None)
-        if model is not None:
-            self._lib.streamkm_free(model)
-
-    def __del__(self):
-        try:
-            self._free()
-        except Exception:  # interpreter shutdown: the library may be gone already
-            pass
-
-    def __getstate__(self):  # the stream lives in the library: a copy holds the results, not the stream
-        state = dict(self.__dict__)
-        state.pop("_model", None)
-        state.pop("_lib", None)
-        return state
 
 
 class DBSCAN(_ClusterMixin, _Estimator):
@@ -347,7 +356,7 @@ class DBSCAN(_ClusterMixin, _Estimator):
         return self
 
 
-class DensityPeaks(_ClusterMixin, _Estimator):
+class DensityPeaks(_LibraryModel, _ClusterMixin, _Estimator):
     """Density peaks clustering (Rodriguez and Laio; GDPC on the GPU), fitted from scratch and
     then updated by batches of inserted and deleted points (pragmaclust_dpc_create, _insert,
     _delete).
@@ -363,6 +372,8 @@ class DensityPeaks(_ClusterMixin, _Estimator):
     After fit (and after every insert or delete), by point id (rows of the first fit, then
     inserted rows in order; deleted ids stay): labels_ (-1 for deleted points), rho_, delta_,
     dependent_ (the nearest denser point, -1 for the absolute peak), alive_, n_clusters_, timings_."""
+
+    _free_function = "dpc_free"
 
     def __init__(self, dc=None, *, dc_percent=2.0, n_peaks=None, rho_min=0.0, delta_min=0.0, index="vptree",
                  rho_search="point", delta_search="point", rho_update="incidental", capacity=None, random_state=1,
@@ -452,19 +463,3 @@ class DensityPeaks(_ClusterMixin, _Estimator):
         self.n_clusters_ = int(result.clusters)
         self.timings_ = result.timings()
 
-    def _free(self):
-        model = self.__dict__.pop("_model", None)
-        if model is not None:
-            self._lib.dpc_free(model)
-
-    def __del__(self):
-        try:
-            self._free()
-        except Exception:  # interpreter shutdown: the library may be gone already
-            pass
-
-    def __getstate__(self):  # the model lives in the library: a copy holds the results, not the model
-        state = dict(self.__dict__)
-        state.pop("_model", None)
-        state.pop("_lib", None)
-        return state
