@@ -1459,6 +1459,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
     rc = -1;
   t0 = pc_now();
   result->phase_s[DB_PHASE_INDEX] = t_dir + (t0 - t1);
+  if (!rc && pc_stop_requested()) rc = pc_fail_stopped("dbscan: interrupted after the index phase");
 
   if (!rc && params->method == DB_METHOD_CHAINS) {
     rc = db_connect_chains(DB_INDEX_ARGS, eps2, params, core, parent, result);
@@ -1466,6 +1467,7 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   } else if (!rc) {
     rc = db_connect_union_find(DB_INDEX_ARGS, eps2, min_pts, scratch, blocks, root_rank, lowest, core, parent, result);
   }
+  if (!rc && pc_stop_requested()) rc = pc_fail_stopped("dbscan: interrupted after the connect phase");
   t0 = pc_now();
 
   /* Cluster ids: each component is named by its smallest input index; those points, numbered in

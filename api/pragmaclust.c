@@ -421,6 +421,7 @@ int pragmaclust_dbscan(const float *x, size_t n, size_t d, const pragmaclust_dbs
                        unsigned char *is_core, pragmaclust_result *result) {
   static const char fn[] = "pragmaclust_dbscan";
   int rc;
+  pc_clear_stop(); /* a request made before this call is not for it */
   if (!o) return INVALID("%s: options is NULL", fn);
   if ((rc = check_points(fn, x, n, d)) != 0) return rc;
   if (!labels) return INVALID("%s: labels is NULL", fn);

@@ -218,13 +218,22 @@ try:
 except KeyboardInterrupt as e:
     print("KeyboardInterrupt:", e)
 print("then:", pragmaclust.KMeans(3, random_state=1, variant="seq").fit(x[:1000]).converged_)
+y = np.random.default_rng(1).random((60_000, 2), dtype=np.float32)
+threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:
+    pragmaclust.DBSCAN(eps=0.01, min_samples=5, index="none", variant="seq").fit(y)  # every pair: seconds
+    print("not interrupted")
+except KeyboardInterrupt as e:
+    print("KeyboardInterrupt:", e)
+print("labels:", pragmaclust.DBSCAN(eps=0.05, variant="seq").fit(y[:500]).labels_.max() >= 0)
 """
 
 
 def test_ctrl_c_stops_a_long_fit_at_the_next_iteration(tmp_path):
     """SIGINT during a k-means fit (uniform data, k = 200: hundreds of iterations) raises
-    KeyboardInterrupt with the library's message once the running iteration ends, and the library
-    works afterwards. In a child process, so that a fit that ignored it could not hang the tests."""
+    KeyboardInterrupt with the library's message once the running iteration ends, and during a
+    DBSCAN of every pair once the running phase ends; the library works afterwards. In a child
+    process, so that a fit that ignored it could not hang the tests."""
     script = tmp_path / "interrupt.py"
     script.write_text(INTERRUPT)
     env = dict(os.environ, PRAGMACLUST_LIB_DIR=str(REPO_ROOT / "lib"))
@@ -233,6 +242,7 @@ def test_ctrl_c_stops_a_long_fit_at_the_next_iteration(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "KeyboardInterrupt: k-means: interrupted after" in p.stdout, p.stdout
     assert "then: True" in p.stdout
+    assert "KeyboardInterrupt: dbscan: interrupted after the" in p.stdout and "labels: True" in p.stdout
 
 
 def test_pip_installs_the_package_without_network(tmp_path):
