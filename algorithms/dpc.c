@@ -1010,7 +1010,7 @@ dpc_state *dpc_open(const float *x, size_t n, size_t capacity, size_t d, const d
   }
   t0 = pc_now();
   res->phase_s[DPC_PHASE_TREE] += t0 - t1;
-  if (compute_rho(s) != 0) {
+  if (compute_rho(s) != 0 || (pc_stop_requested() && pc_fail_stopped("density peaks: interrupted after rho"))) {
     dpc_close(s);
     return NULL;
   }
@@ -1018,7 +1018,8 @@ dpc_state *dpc_open(const float *x, size_t n, size_t capacity, size_t d, const d
   if (s->has_tree) tree_refresh(s, -1, 0, 0);
   t1 = pc_now();
   res->phase_s[DPC_PHASE_RHO] += t1 - t0;
-  if ((res->global_searches = compute_delta(s, 0)) < 0) {
+  if ((res->global_searches = compute_delta(s, 0)) < 0 ||
+      (pc_stop_requested() && pc_fail_stopped("density peaks: interrupted after delta"))) {
     dpc_close(s);
     return NULL;
   }

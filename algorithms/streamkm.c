@@ -283,6 +283,7 @@ int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_
     rc = src->read(src->ctx, first, rows, buffer);
     s.phase_s[SKM_PHASE_GENERATION] += pc_now() - t0;
     if (rc == 0) rc = skm_add(&s, buffer, rows);
+    if (rc == 0 && pc_stop_requested()) rc = pc_fail_stopped("streaming k-means: interrupted after %zu chunks", s.chunks);
   }
   if (rc == 0) rc = skm_centres(&s, centres);
   result->chunk_size = m;

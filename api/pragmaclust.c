@@ -256,6 +256,7 @@ int pragmaclust_streamkm(const float *x, size_t n, size_t d, const pragmaclust_s
                          int *labels, pragmaclust_result *result) {
   static const char fn[] = "pragmaclust_streamkm";
   int rc;
+  pc_clear_stop(); /* a request made before this call is not for it */
   if (!o) return INVALID("%s: options is NULL", fn);
   if ((rc = check_points(fn, x, n, d)) != 0) return rc;
   if (!centres) return INVALID("%s: centres is NULL", fn);
@@ -525,6 +526,7 @@ int pragmaclust_dpc_create(const float *x, size_t n, size_t d, size_t capacity, 
                            pragmaclust_dpc_model **model, pragmaclust_result *result) {
   static const char fn[] = "pragmaclust_dpc_create";
   int rc;
+  pc_clear_stop(); /* a request made before this call is not for it */
   if (!model) return INVALID("%s: model is NULL", fn);
   *model = NULL;
   if (!o) return INVALID("%s: options is NULL", fn);

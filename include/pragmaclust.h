@@ -54,12 +54,13 @@ const char *pragmaclust_last_error(void);
 const char *pragmaclust_status_name(int status);
 
 /* Asks the call now running (on any thread) to stop at its next check point: each Lloyd
- * iteration of pragmaclust_kmeans and of the k-means runs inside pragmaclust_stream, and the ends
- * of pragmaclust_dbscan's index and connect phases; the call then releases what it holds and
- * returns PRAGMACLUST_ERR_INTERRUPTED. The other functions have no check point yet and run to
- * their end. Safe from any thread and from a signal handler. These three functions clear the
- * request when they start, so a request made before the call started is lost: repeat it until
- * the call returns. */
+ * iteration of pragmaclust_kmeans and of the k-means runs inside pragmaclust_stream, each chunk
+ * of pragmaclust_streamkm, the ends of pragmaclust_dbscan's index and connect phases, and the
+ * ends of the rho and delta phases of pragmaclust_dpc and _dpc_create; the call then releases
+ * what it holds and returns PRAGMACLUST_ERR_INTERRUPTED. The others (the streaming model's
+ * calls, dpc_insert and dpc_delete) have no check point and run to their end. Safe from any
+ * thread and from a signal handler. The functions with check points clear the request when they
+ * start, so a request made before the call started is lost: repeat it until the call returns. */
 void pragmaclust_interrupt(void);
 
 /* The library's release ("0.9.0") and its build variant ("seq", "omp" or "gpu"). Constant strings. */

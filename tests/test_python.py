@@ -226,14 +226,28 @@ try:
 except KeyboardInterrupt as e:
     print("KeyboardInterrupt:", e)
 print("labels:", pragmaclust.DBSCAN(eps=0.05, variant="seq").fit(y[:500]).labels_.max() >= 0)
+threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:
+    pragmaclust.DensityPeaks(dc=0.01, n_peaks=3, index="none", variant="seq").fit(y)  # every pair: seconds
+    print("not interrupted")
+except KeyboardInterrupt as e:
+    print("KeyboardInterrupt:", e)
+z = np.random.default_rng(2).random((3_000_000, 8), dtype=np.float32)
+threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:
+    pragmaclust.StreamingKMeans(50, random_state=1, variant="seq").fit(z)  # about 30 chunks of 12,000 points
+    print("not interrupted")
+except KeyboardInterrupt as e:
+    print("KeyboardInterrupt:", e)
 """
 
 
 def test_ctrl_c_stops_a_long_fit_at_the_next_iteration(tmp_path):
     """SIGINT during a k-means fit (uniform data, k = 200: hundreds of iterations) raises
-    KeyboardInterrupt with the library's message once the running iteration ends, and during a
-    DBSCAN of every pair once the running phase ends; the library works afterwards. In a child
-    process, so that a fit that ignored it could not hang the tests."""
+    KeyboardInterrupt with the library's message once the running iteration ends; during a DBSCAN
+    or a density peaks of every pair once the running phase ends; during a streaming k-means once
+    the running chunk ends. The library works afterwards. In a child process, so that a fit that
+    ignored it could not hang the tests."""
     script = tmp_path / "interrupt.py"
     script.write_text(INTERRUPT)
     env = dict(os.environ, PRAGMACLUST_LIB_DIR=str(REPO_ROOT / "lib"))
@@ -243,6 +257,9 @@ def test_ctrl_c_stops_a_long_fit_at_the_next_iteration(tmp_path):
     assert "KeyboardInterrupt: k-means: interrupted after" in p.stdout, p.stdout
     assert "then: True" in p.stdout
     assert "KeyboardInterrupt: dbscan: interrupted after the" in p.stdout and "labels: True" in p.stdout
+    assert "KeyboardInterrupt: density peaks: interrupted after" in p.stdout
+    assert "KeyboardInterrupt: streaming k-means: interrupted after" in p.stdout
+    assert "not interrupted" not in p.stdout
 
 
 def test_pip_installs_the_package_without_network(tmp_path):
