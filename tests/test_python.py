@@ -1,6 +1,7 @@
 """The Python package (python/pragmaclust): its estimators against the command line programs of the
 same variant (the same labels and centroids for the same inputs), against scikit-learn (DBSCAN's
-labels; KMeans from the same initial centroids on iris and s1), incremental density peaks against
+labels, also on iris, s1 and letter; KMeans from the same initial centroids on iris and s1, and
+as scikit-learn's fixed point on letter), incremental density peaks against
 a fit from scratch, bad input raising the library's message as the right exception, and
 `pip install ./python` into a fresh virtual environment with no network. The package is imported
 from python/ with the checkout's lib/; the gpu variant runs with allow_host unless
@@ -141,6 +142,37 @@ def test_kmeans_matches_sklearn_from_the_same_centroids(data_dir, name, k):
     assert np.array_equal(km.labels_, sk.labels_)
     np.testing.assert_allclose(km.cluster_centers_, sk.cluster_centers_, rtol=1e-4, atol=1e-4 * np.abs(x).max())
     assert km.inertia_ == pytest.approx(sk.inertia_, rel=1e-4)
+
+
+def test_kmeans_on_letter_is_a_fixed_point_of_sklearn(data_dir):
+    """letter (20000 x 16, k = 26) has exact distance ties that scikit-learn breaks by rounding and
+    pragmaclust by the lowest index (see test_kmeans.py), so from the same start they can part ways:
+    started from the Python fit's centroids, scikit-learn must find them a fixed point."""
+    path = data_dir / "letter.txt"
+    if not path.is_file():
+        pytest.skip(f"{path} is missing")
+    x = np.loadtxt(path, ndmin=2)
+    init = x[np.random.default_rng(0).choice(len(x), 26, replace=False)]
+    km = pragmaclust.KMeans(26, init=init, max_iter=1000, variant="seq").fit(x)
+    sk = pytest.importorskip("sklearn.cluster").KMeans(26, init=km.cluster_centers_.astype(np.float64), n_init=1,
+                                                       algorithm="lloyd", tol=0, max_iter=1000).fit(x)
+    assert np.mean(km.labels_ == sk.labels_) >= 0.999
+    assert km.inertia_ == pytest.approx(sk.inertia_, rel=1e-4)
+
+
+@pytest.mark.parametrize("name,eps,min_samples", [("iris", 3e5, 5), ("s1", 2e4, 10), ("letter", 2500, 10)])
+def test_dbscan_matches_sklearn_on_real_data(data_dir, name, eps, min_samples):
+    """The real data sets (iris, s1, letter; several clusters and noise at these radii): the same
+    labels and core points as scikit-learn's DBSCAN."""
+    path = data_dir / f"{name}.txt"
+    if not path.is_file():
+        pytest.skip(f"{path} is missing")
+    x = np.loadtxt(path, ndmin=2)
+    db = pragmaclust.DBSCAN(eps=eps, min_samples=min_samples, variant="seq").fit(x)
+    sk = pytest.importorskip("sklearn.cluster").DBSCAN(eps=eps, min_samples=min_samples).fit(x)
+    assert sk.labels_.max() >= 1 and (sk.labels_ < 0).any()
+    assert np.array_equal(db.labels_, sk.labels_)
+    assert np.array_equal(db.core_sample_indices_, sk.core_sample_indices_)
 
 
 def test_sklearn_conventions():
