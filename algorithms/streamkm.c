@@ -89,14 +89,15 @@ static void skm_count_served(const int *nearest, size_t n, size_t centres, long 
   }
 }
 
-/* Reads rows [first, first + rows) and writes their dimension-major copy to xt, in double: the
- * distances are summed in double, and the device then converts nothing per distance. */
+/* The dimension-major copy of rows x d points, in double: the distances are summed in double,
+ * and the device then converts nothing per distance. */
 static void skm_transpose(const float *x, size_t rows, size_t d, double *xt) {
   HOST_PAR_FOR()
   for (size_t i = 0; i < rows; i++)
     for (size_t j = 0; j < d; j++) xt[j * rows + i] = (double)x[i * d + j];
 }
 
+/* Reads rows [first, first + rows) into buffer and their dimension-major copy into xt. */
 static int skm_read_chunk(const pc_stream *src, size_t first, size_t rows, float *buffer, double *xt) {
   if (src->read(src->ctx, first, rows, buffer) != 0) return -1;
   skm_transpose(buffer, rows, src->d, xt);
@@ -136,17 +137,29 @@ static size_t skm_chunk_size(size_t n, int k, size_t wanted) {
   return m < n ? m : n;
 }
 
-/* Grows *array (of *cap items of `size` bytes) to hold `need` items, doubling. 0 or -1. */
-static int skm_reserve(void **array, size_t *cap, size_t need, size_t size, const char *what) {
-  if (need <= *cap) return 0;
-  size_t grown = *cap ? *cap : 64;
-  while (grown < need) grown *= 2;
+/* Resizes *array to `count` items of `size` bytes. 0 or -1 (the array then as it was). */
+static int skm_resize(void **array, size_t count, size_t size, const char *what) {
   size_t bytes;
-  if (pc_mul_size(grown, size, &bytes, what) != 0) return -1;
+  if (pc_mul_size(count, size, &bytes, what) != 0) return -1;
   void *p = realloc(*array, bytes);
   if (!p) return pc_fail_out_of_memory(what);
   *array = p;
-  *cap = grown;
+  return 0;
+}
+
+/* Room for a chunk's kept points (at most per_run) in the kept rows and weights and in the
+ * weighted union (which holds at most as many as were kept), doubling. 0 or -1. */
+static int skm_room_for_a_chunk(skm_session *s) {
+  const size_t need = s->kept + s->per_run;
+  if (need <= s->kept_cap) return 0;
+  size_t grown = s->kept_cap ? s->kept_cap : 64;
+  while (grown < need) grown *= 2;
+  if (skm_resize((void **)&s->union_x, grown, s->d * sizeof(float), "weighted union") != 0 ||
+      skm_resize((void **)&s->union_w, grown, sizeof(float), "union weights") != 0 ||
+      skm_resize((void **)&s->kept_row, grown, sizeof(size_t), "kept rows") != 0 ||
+      skm_resize((void **)&s->kept_weight, grown, sizeof(long), "kept weights") != 0)
+    return -1;
+  s->kept_cap = grown;
   return 0;
 }
 
@@ -191,14 +204,7 @@ int skm_open(skm_session *s, size_t d, size_t max_rows, const skm_params *params
 
 int skm_add(skm_session *s, const float *x, size_t rows) {
   const size_t d = s->d;
-  if (rows < 1 || rows > s->max_rows)
-    return pc_fail("streaming k-means: a chunk of %zu points, outside [1, %zu]", rows, s->max_rows);
-  if (skm_reserve((void **)&s->union_x, &s->union_x_cap, s->union_size + s->per_run, d * sizeof(float),
-                  "weighted union") != 0 ||
-      skm_reserve((void **)&s->union_w, &s->union_w_cap, s->union_size + s->per_run, sizeof(float), "union weights") ||
-      skm_reserve((void **)&s->kept_row, &s->kept_row_cap, s->kept + s->per_run, sizeof(size_t), "kept rows") ||
-      skm_reserve((void **)&s->kept_weight, &s->kept_weight_cap, s->kept + s->per_run, sizeof(long), "kept weights"))
-    return -1;
+  if (skm_room_for_a_chunk(s) != 0) return -1;
   double t0 = pc_now();
   double *xt = s->xt;
   skm_transpose(x, rows, d, xt);
@@ -246,7 +252,8 @@ void skm_close(skm_session *s) {
     double *xt = s->xt;
     int *nearest = s->nearest;
     long *served = s->served;
-    (void)md, (void)max_rows, (void)per_run, (void)ones, (void)xt, (void)nearest, (void)served; /* gpu: the directive's */
+    /* only the gpu variant's directive reads them */
+    (void)md, (void)max_rows, (void)per_run, (void)ones, (void)xt, (void)nearest, (void)served;
     const double t0 = pc_now();
     DEV_EXIT(map(delete : ones[0 : max_rows], xt[0 : md], nearest[0 : max_rows], served[0 : per_run]))
     s->phase_s[SKM_PHASE_TRANSFERS] += pc_now() - t0;
@@ -283,7 +290,8 @@ int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_
     rc = src->read(src->ctx, first, rows, buffer);
     s.phase_s[SKM_PHASE_GENERATION] += pc_now() - t0;
     if (rc == 0) rc = skm_add(&s, buffer, rows);
-    if (rc == 0 && pc_stop_requested()) rc = pc_fail_stopped("streaming k-means: interrupted after %zu chunks", s.chunks);
+    if (rc == 0 && pc_stop_requested())
+      rc = pc_fail_stopped("streaming k-means: interrupted after %zu chunks", s.chunks);
   }
   if (rc == 0) rc = skm_centres(&s, centres);
   result->chunk_size = m;

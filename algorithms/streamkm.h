@@ -83,9 +83,9 @@ typedef struct {
   long *served, *best_served;       /* points each chosen point serves: all runs, the kept one */
   kmpp_sampler sampler;
   int mapped;                       /* the device holds xt, ones, nearest, served */
+  size_t kept, kept_cap;            /* kept points so far; room in the four arrays below */
   float *union_x, *union_w;         /* the kept points with a weight, and their weights */
-  size_t union_size, union_x_cap, union_w_cap;
-  size_t kept, kept_row_cap, kept_weight_cap;
+  size_t union_size;
   size_t *kept_row;                 /* every kept point's row in the stream (weight 0 included) */
   long *kept_weight;
   double phase_s[SKM_NPHASES];
@@ -95,7 +95,8 @@ typedef struct {
  * 0: ceil(3 ln max_rows), search_arity, seed, kernels; chunk_size unused). 0, or -1 with a
  * pc_fail message (nothing left to close). */
 int skm_open(skm_session *s, size_t d, size_t max_rows, const skm_params *params);
-/* Adds a chunk of `rows` points (x: rows x d, row-major; 1 <= rows <= max_rows). 0 or -1. */
+/* Adds a chunk of `rows` points (x: rows x d, row-major; 1 <= rows <= max_rows, the caller's to
+ * ensure). 0 or -1. */
 int skm_add(skm_session *s, const float *x, size_t rows);
 /* The k centres (k x d) of what was added so far; -1 with a message when the chunks kept fewer
  * than k weighted points. */

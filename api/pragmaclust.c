@@ -284,8 +284,7 @@ int pragmaclust_streamkm(const float *x, size_t n, size_t d, const pragmaclust_s
   return rc;
 }
 
-/* A streaming k-means fed a chunk at a time: the session, and what the result of each call
- * reports. */
+/* A streaming k-means fed a chunk at a time: its session (skm_session). */
 struct pragmaclust_streamkm_model {
   skm_session session;
 };

@@ -35,8 +35,9 @@ int pc_last_error_out_of_memory(void);
 int pc_fail_out_of_memory(const char *what);
 
 /* A request that the running computation stop at its next check point (each k-means
- * iteration, streaming k-means chunk, DBSCAN and density-peaks phase end), for the library's pragmaclust_interrupt: any thread or a signal handler may make
- * it (a lock-free atomic store). Cleared by pc_clear_stop when a library call starts. */
+ * iteration, streaming k-means chunk, DBSCAN and density-peaks phase end), for the library's
+ * pragmaclust_interrupt: any thread or a signal handler may make it (a lock-free atomic store).
+ * Cleared by pc_clear_stop when a library call starts. */
 void pc_request_stop(void);
 void pc_clear_stop(void);
 int pc_stop_requested(void);

@@ -9,10 +9,10 @@ The variant: each estimator's `variant` argument, else $PRAGMACLUST_VARIANT, els
 the omp library is not built). `init(variant, ...)` brings a variant's device up with options
 (the gpu variant on a machine without a GPU needs allow_host=True); `info()` says what is loaded
 and where the kernels run."""
-import os
+import ctypes
 
-from ._capi import (VARIANTS, InvalidArgumentError, NoDeviceError, OutOfMemoryError, PragmaclustError,
-                    UnsupportedError, library, library_dirs)
+from ._capi import (VARIANTS, InitOptions, InvalidArgumentError, NoDeviceError, OutOfMemoryError, PragmaclustError,
+                    UnsupportedError, default_variant, library)
 from .estimators import DBSCAN, DensityPeaks, KMeans, StreamingKMeans
 
 __all__ = ["KMeans", "StreamingKMeans", "DBSCAN", "DensityPeaks", "init", "info", "default_variant", "PragmaclustError",
@@ -20,23 +20,12 @@ __all__ = ["KMeans", "StreamingKMeans", "DBSCAN", "DensityPeaks", "init", "info"
 __version__ = "0.9.0"
 
 
-def default_variant():
-    """$PRAGMACLUST_VARIANT, else omp when its library is found, else seq."""
-    chosen = os.environ.get("PRAGMACLUST_VARIANT")
-    if chosen:
-        return chosen
-    found = any((d / "libpragmaclust-omp.so").is_file() for d in library_dirs())
-    return "omp" if found else "seq"
-
-
 def init(variant=None, *, allow_host=False, threads=0):
     """Brings the variant's device up (pragmaclust_init): allow_host lets the gpu variant run its
     kernels on the host when no GPU is usable (otherwise NoDeviceError); threads: host OpenMP
     threads (0: the OpenMP default). Optional: the first fit does it with the defaults. Returns
     where the kernels run."""
-    from ._capi import InitOptions
-    import ctypes
-    lib = library(variant or default_variant())
+    lib = library(variant)
     options = InitOptions()
     lib.init_options_init(ctypes.byref(options))
     options.allow_host, options.threads = int(bool(allow_host)), int(threads)
@@ -47,6 +36,6 @@ def init(variant=None, *, allow_host=False, threads=0):
 def info(variant=None):
     """What a variant's library is: its version, variant, file, and where its kernels run ("" before
     the first fit or init)."""
-    lib = library(variant or default_variant())
+    lib = library(variant)
     return {"version": lib.version().decode(), "variant": lib.variant().decode(), "library": str(lib.path),
             "device": lib.device().decode()}

@@ -88,7 +88,8 @@ class DPCOptions(ctypes.Structure):
 
 
 # The enums' values, by the names the estimators take.
-KMEANS_INIT = {"random": 0, "k-means++": 1, "given": 2}
+KMEANS_INIT = {"random": 0, "k-means++": 1}
+KMEANS_INIT_GIVEN = 2
 UPDATE = {"device": 0, "host": 1}
 DISTANCE = {"direct": 0, "dot": 1, "gemm": 2, "gemm-tf32": 3, "dot-3xtf32": 4}
 KERNELS = {"tuned": 0, "portable": 1}
@@ -156,7 +157,6 @@ class Library:
             raise ImportError(f"pragmaclust: {name} not found in {', '.join(map(str, library_dirs()))} "
                               "(build it with `make lib`, or set PRAGMACLUST_LIB_DIR)")
         self.path = paths[0]
-        self.name = variant
         self.dll = ctypes.CDLL(str(self.path))
         for fname, (restype, argtypes) in _PROTOTYPES.items():
             f = getattr(self.dll, fname)
@@ -170,9 +170,9 @@ class Library:
 
     def call(self, name, *args):
         """pragmaclust_<name>(*args) on a worker thread, raising on a failed status. Ctrl-C while it
-        runs asks the library to stop at its next check point (a k-means iteration; the other
-        calls have none and run to their end) and raises KeyboardInterrupt when the call has
-        returned and released what it held. The request is repeated until then, since a call
+        runs asks the library to stop at its next check point (pragmaclust_interrupt says which
+        calls have them; the others run to their end) and raises KeyboardInterrupt when the call
+        has returned and released what it held. The request is repeated until then, since a call
         clears a request made before it started."""
         function, outcome, done = getattr(self.dll, "pragmaclust_" + name), {}, threading.Event()
 
@@ -205,11 +205,21 @@ class Library:
         return getattr(self.dll, "pragmaclust_" + name)
 
 
+def default_variant():
+    """$PRAGMACLUST_VARIANT, else omp when its library is found, else seq."""
+    chosen = os.environ.get("PRAGMACLUST_VARIANT")
+    if chosen:
+        return chosen
+    found = any((d / "libpragmaclust-omp.so").is_file() for d in library_dirs())
+    return "omp" if found else "seq"
+
+
 _loaded = {}
 
 
-def library(variant):
-    """The variant's library, loaded once per process."""
+def library(variant=None):
+    """The variant's library (None: default_variant()), loaded once per process."""
+    variant = variant or default_variant()
     if variant not in _loaded:
         _loaded[variant] = Library(variant)
     return _loaded[variant]

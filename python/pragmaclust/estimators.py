@@ -1,4 +1,4 @@
-"""The estimators: KMeans, DBSCAN and DensityPeaks with scikit-learn's conventions (parameters
+"""The estimators: KMeans, StreamingKMeans, DBSCAN and DensityPeaks with scikit-learn's conventions (parameters
 in __init__ only, fit returns self, results in attributes ending in _). The points are passed to
 the library as float32 in C order: an array already so is used as it is, any other is converted
 once (a copy)."""
@@ -62,6 +62,21 @@ def _choice(value, table, what):
     return table[value]
 
 
+def _count(name, value, optional=False):
+    """value as an int >= 1 (None allowed when optional), else ValueError naming the parameter."""
+    if optional and value is None:
+        return None
+    if not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be an int >= 1{' or None' if optional else ''}, got {value!r}")
+    return int(value)
+
+
+def _add_timings(total, result):
+    """Adds a call's phase times (Result.timings) into the dict total."""
+    for name, seconds in result.timings().items():
+        total[name] = total.get(name, 0.0) + seconds
+
+
 def _seed(random_state):
     """scikit-learn's random_state as the library's 64-bit seed: an int is the seed; None draws one
     from NumPy's global generator; a RandomState or Generator draws one from itself."""
@@ -80,7 +95,7 @@ def _seed(random_state):
 
 class _Estimator(_Base):
     def _library(self):
-        return _capi.library(self.variant or __import__("pragmaclust").default_variant())
+        return _capi.library(self.variant)
 
     def _check_fitted(self, attribute):
         if not hasattr(self, attribute):
@@ -111,7 +126,6 @@ class _NearestCentroid:
     def fit_transform(self, X, y=None):
         """fit(X), then transform(X)."""
         return self.fit(X).transform(X)
-
 
     def score(self, X, y=None):
         """Minus the sum of squared distances of the rows to their nearest fitted centroid."""
@@ -179,25 +193,22 @@ class KMeans(_ClusterMixin, _NearestCentroid, _Estimator):
         lib.kmeans_options_init(ctypes.byref(options))
         if not isinstance(self.n_clusters, (int, np.integer)) or not 1 <= self.n_clusters <= n:
             raise ValueError(f"n_clusters must be an int in [1, n_samples = {n}], got {self.n_clusters!r}")
-        if not isinstance(self.max_iter, (int, np.integer)) or self.max_iter < 1:
-            raise ValueError(f"max_iter must be an int >= 1, got {self.max_iter!r}")
-        if not isinstance(self.n_init, (int, np.integer)) or self.n_init < 1:
-            raise ValueError(f"n_init must be an int >= 1, got {self.n_init!r}")
         k = int(self.n_clusters)
-        options.k, options.max_iter = k, int(self.max_iter)
+        options.k, options.max_iter = k, _count("max_iter", self.max_iter)
+        n_init = _count("n_init", self.n_init)
         options.tol = -1.0 if self.tol is None else float(self.tol)
         options.update = _choice(self.update, _capi.UPDATE, "update")
         options.distance = _choice(self.distance, _capi.DISTANCE, "distance")
         options.kernels = _choice(self.kernels, _capi.KERNELS, "kernels")
         given = None
         if isinstance(self.init, str):
-            options.init = _choice(self.init, {"random": 0, "k-means++": 1}, "init")
-            runs = int(self.n_init)
+            options.init = _choice(self.init, _capi.KMEANS_INIT, "init")
+            runs = n_init
         else:
             given = _points(self.init, "init")
             if given.shape != (k, d):
                 raise ValueError(f"init must have shape (n_clusters, n_features) = ({k}, {d}), got {given.shape}")
-            options.init, runs = _capi.KMEANS_INIT["given"], 1
+            options.init, runs = _capi.KMEANS_INIT_GIVEN, 1
         seed = _seed(self.random_state) if given is None else 0
         best = None
         for run in range(runs):
@@ -211,10 +222,12 @@ class KMeans(_ClusterMixin, _NearestCentroid, _Estimator):
                 best = (centroids, labels, result)
         centroids, labels, result = best
         self.cluster_centers_, self.labels_ = centroids, labels
-        self.inertia_, self.n_iter_, self.converged_ = float(result.cost), int(result.iterations), bool(result.converged)
+        self.inertia_, self.n_iter_ = float(result.cost), int(result.iterations)
+        self.converged_ = bool(result.converged)
         self.timings_ = result.timings()
         self.n_features_in_ = d
         return self
+
 
 class StreamingKMeans(_LibraryModel, _ClusterMixin, _NearestCentroid, _Estimator):
     """Streaming k-means (Ailon, Jaiswal and Monteleoni; pragmaclust_streamkm): chunks of the data
@@ -246,15 +259,9 @@ class StreamingKMeans(_LibraryModel, _ClusterMixin, _NearestCentroid, _Estimator
     def _options(self, lib):
         options = _capi.StreamKMOptions()
         lib.streamkm_options_init(ctypes.byref(options))
-        if not isinstance(self.n_clusters, (int, np.integer)) or self.n_clusters < 1:
-            raise ValueError(f"n_clusters must be an int >= 1, got {self.n_clusters!r}")
-        for name in ("chunk_size", "repetitions"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
-                raise ValueError(f"{name} must be an int >= 1 or None, got {value!r}")
-        options.k = int(self.n_clusters)
-        options.chunk_size = int(self.chunk_size or 0)
-        options.repetitions = int(self.repetitions or 0)
+        options.k = _count("n_clusters", self.n_clusters)
+        options.chunk_size = _count("chunk_size", self.chunk_size, optional=True) or 0
+        options.repetitions = _count("repetitions", self.repetitions, optional=True) or 0
         options.kernels = _choice(self.kernels, _capi.KERNELS, "kernels")
         return options
 
@@ -267,7 +274,8 @@ class StreamingKMeans(_LibraryModel, _ClusterMixin, _NearestCentroid, _Estimator
             raise ValueError(f"n_clusters must be an int in [1, n_samples = {n}], got {self.n_clusters!r}")
         options.seed = _seed(self.random_state)
         self._free()
-        centres, labels, result = np.empty((options.k, d), dtype=np.float32), np.empty(n, dtype=np.int32), _capi.Result()
+        centres, labels = np.empty((options.k, d), dtype=np.float32), np.empty(n, dtype=np.int32)
+        result = _capi.Result()
         lib.call("streamkm", _ptr(x, ctypes.c_float), n, d, ctypes.byref(options), _ptr(centres, ctypes.c_float),
                  _ptr(labels, ctypes.c_int), ctypes.byref(result))
         self.cluster_centers_, self.labels_, self.inertia_ = centres, labels, float(result.cost)
@@ -300,17 +308,14 @@ class StreamingKMeans(_LibraryModel, _ClusterMixin, _NearestCentroid, _Estimator
             rows = min(self._max_chunk, n - first)
             result = _capi.Result()
             self._lib.call("streamkm_add", self._model, _ptr(x[first:], ctypes.c_float), rows, ctypes.byref(result))
-            for name, seconds in result.timings().items():
-                timings[name] = timings.get(name, 0.0) + seconds
+            _add_timings(timings, result)
             self.n_samples_seen_ += rows
             self.n_chunks_ += 1
         centres, result = np.empty((int(self.n_clusters), d), dtype=np.float32), _capi.Result()
         self._lib.call("streamkm_centres", self._model, _ptr(centres, ctypes.c_float), ctypes.byref(result))
-        for name, seconds in result.timings().items():
-            timings[name] = timings.get(name, 0.0) + seconds
+        _add_timings(timings, result)
         self.cluster_centers_, self.timings_ = centres, timings
         return self
-
 
 
 class DBSCAN(_ClusterMixin, _Estimator):
@@ -337,9 +342,7 @@ class DBSCAN(_ClusterMixin, _Estimator):
         lib = self._library()
         options = _capi.DBSCANOptions()
         lib.dbscan_options_init(ctypes.byref(options))
-        if not isinstance(self.min_samples, (int, np.integer)) or self.min_samples < 1:
-            raise ValueError(f"min_samples must be an int >= 1, got {self.min_samples!r}")
-        options.eps, options.min_pts = float(self.eps), int(self.min_samples)
+        options.eps, options.min_pts = float(self.eps), _count("min_samples", self.min_samples)
         options.method = _choice(self.method, _capi.DBSCAN_METHOD, "method")
         options.index = _choice(self.index, _capi.DBSCAN_INDEX, "index")
         labels = np.empty(n, dtype=np.int32)
@@ -402,11 +405,9 @@ class DensityPeaks(_LibraryModel, _ClusterMixin, _Estimator):
             raise ValueError(f"dc must be > 0 (or None to estimate it), got {self.dc!r}")
         options.dc_percent = float(self.dc_percent)
         if self.n_peaks is not None:
-            if not isinstance(self.n_peaks, (int, np.integer)) or self.n_peaks < 1:
-                raise ValueError(f"n_peaks must be an int >= 1 or None, got {self.n_peaks!r}")
-            if self.n_peaks > n:
+            options.peaks = _count("n_peaks", self.n_peaks, optional=True)
+            if options.peaks > n:
                 raise ValueError(f"n_peaks = {self.n_peaks} is more than n_samples = {n}")
-            options.peaks = int(self.n_peaks)
         options.rho_min, options.delta_min = float(self.rho_min), float(self.delta_min)
         options.index = _choice(self.index, _capi.DPC_INDEX, "index")
         options.rho_search = _choice(self.rho_search, _capi.DPC_SEARCH, "rho_search")
