@@ -95,7 +95,8 @@ lib/libpragmaclust-$(1).a: $$(LIB_OBJECTS_$(1))
 # The shared library exports the API's functions only (api/pragmaclust.map).
 lib/libpragmaclust-$(1).so: $$(LIB_OBJECTS_$(1)) api/pragmaclust.map
 	@mkdir -p $$(@D)
-	$(CC) -shared $$(LIB_OBJECTS_$(1)) -o $$@ -Wl,-soname,libpragmaclust-$(1).so -Wl,--version-script=api/pragmaclust.map \
+	$(CC) -shared $$(SHARED_LDFLAGS_$(1)) $$(LIB_OBJECTS_$(1)) -o $$@ -Wl,-soname,libpragmaclust-$(1).so \
+	  -Wl,--version-script=api/pragmaclust.map \
 	  $$(LDFLAGS_$(1)) -lm
 bin/pragmaclust-$(1): $$(CLI_OBJECTS_$(1)) lib/libpragmaclust-$(1).a | bin
 	$(CC) $$^ -o $$@ $$(LDFLAGS_$(1)) -lm
@@ -228,10 +229,11 @@ tables:
 	@$(PYTHON) experiments/run.py --tables-only --scale $(SCALE) --results "$(RESULTS)"
 
 # Relocatable archive of the toolchain's programs plus the OpenMP offload runtime they need
-# (BUNDLE* in variants/$(TOOLCHAIN).mk): clang's three programs in dist/pragmaclust-bundle.tar.xz,
-# GCC's gpu program in dist/pragmaclust-gcc-bundle.tar.xz (folder gcc/).
-bundle: $(BUNDLE_PROGRAMS)
-	@variants/bundle.sh $(BUNDLE) "$(BUNDLE_FOLDER)" $(BUNDLE_RUNTIME) -- $(BUNDLE_PROGRAMS)
+# (BUNDLE* in variants/$(TOOLCHAIN).mk): clang's three programs and shared libraries (for the
+# Python package and C clients) in dist/pragmaclust-bundle.tar.xz, GCC's gpu program in
+# dist/pragmaclust-gcc-bundle.tar.xz (folder gcc/).
+bundle: $(BUNDLE_PROGRAMS) $(BUNDLE_LIBRARIES)
+	@variants/bundle.sh $(BUNDLE) "$(BUNDLE_FOLDER)" $(BUNDLE_RUNTIME) $(BUNDLE_LIBRARIES) -- $(BUNDLE_PROGRAMS)
 
 clean:
 	rm -rf build bin lib dist

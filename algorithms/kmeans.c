@@ -134,6 +134,26 @@ PC_KNOB(KM_FINALIZE_TEAMS_PER_SM)
 PC_KNOB(KM_FINALIZE_BATCH)
 /* Centroids per tile of the assign step's copy of the centroids (kmeans_tuned.h). */
 PC_KNOB(KM_TILE)
+/* The gpu variant's runs of small k (d + 1) (km_small_run_path): all their iterations in one team
+ * (km_iterate_in_one_team) up to KM_ONE_TEAM_WORK multiply-adds an assign step (n kpad d), one
+ * fused pass an iteration (km_fused_pass) up to KM_FUSED_WORK; 0 turns a path off. The bounds
+ * are measured crossovers (docs/performance.md, 2026-11-25). */
+#define KM_ONE_TEAM_WORK_DEFAULT (1 << 19)
+#ifndef KM_ONE_TEAM_WORK
+#define KM_ONE_TEAM_WORK KM_ONE_TEAM_WORK_DEFAULT
+#endif
+PC_KNOB(KM_ONE_TEAM_WORK)
+#define KM_FUSED_WORK_DEFAULT (1 << 26)
+#ifndef KM_FUSED_WORK
+#define KM_FUSED_WORK KM_FUSED_WORK_DEFAULT
+#endif
+PC_KNOB(KM_FUSED_WORK)
+/* GPU threads of the one team */
+#define KM_ONE_TEAM_THREADS_DEFAULT 1024
+#ifndef KM_ONE_TEAM_THREADS
+#define KM_ONE_TEAM_THREADS KM_ONE_TEAM_THREADS_DEFAULT
+#endif
+PC_KNOB(KM_ONE_TEAM_THREADS)
 
 /* Full unrolling keeps the GPU's per-thread arrays of the update step in registers (the CPU's
  * loops leave it to the compiler, which vectorises them better). */
@@ -149,6 +169,29 @@ void km_transpose(const float *x, size_t n, size_t d, float *xt) {
     for (size_t j = 0; j < d; j++) xt[j * n + i] = x[i * d + j];
 }
 
+km_points_scan km_layout_on_device(const float *x, size_t n, size_t d, float *xt) {
+  const size_t count = n * d;
+  float max_abs = 0.0f;
+  size_t nonfinite = 0;
+  DEV_ENTER(map(to : x[0 : count]) map(alloc : xt[0 : count]))
+  /* e walks xt, so that neighbouring threads write neighbouring floats (the reads of x are strided) */
+  PAR_FOR(reduction(max : max_abs) reduction(+ : nonfinite))
+  for (size_t e = 0; e < count; e++) {
+    const size_t j = e / n, i = e - j * n;
+    const float v = x[i * d + j];
+    xt[e] = v;
+    if (isfinite(v)) max_abs = fmaxf(max_abs, fabsf(v));
+    else nonfinite++;
+  }
+  DEV_EXIT(map(delete : x[0 : count]))
+  return (km_points_scan){max_abs, nonfinite};
+}
+
+void km_layout_release(float *xt, size_t n, size_t d) {
+  DEV_EXIT(map(delete : xt[0 : n * d]))
+  (void)xt, (void)n, (void)d; /* unused where there is no device */
+}
+
 int km_initial_centroids(const float *x, size_t n, size_t d, int k, int kmeanspp, uint64_t seed, pc_kernels kernels,
                          float *centroids) {
   if (k < 1 || (size_t)k > n) return pc_fail("k-means: k = %d is outside [1, %zu]", k, n);
@@ -161,44 +204,53 @@ int km_initial_centroids(const float *x, size_t n, size_t d, int k, int kmeanspp
   return rc;
 }
 
+/* The nearest centroid to point i by the tiles of cs (tile by tile, km_tile_at), a tile of
+ * KM_TILE centroids at a time: the tile's partial sums stay in registers (acc), each point value
+ * read serves KM_TILE multiply-adds, and a tile's values of one feature are KM_TILE consecutive
+ * floats of cs: on the CPU one cache line, which the compiler vectorises across; on the GPU the
+ * same line for every thread of a warp. Each distance sums the features in order (the direct form
+ * or the dot form, as in the tuned kernels), so the labels are theirs; ties go to the lowest
+ * index, padding centroids never win (cn = +inf). */
+DEV_FUNCS_BEGIN
+static inline int km_nearest_in_tiles(const float *restrict xt, const float *restrict cs, const float *restrict cn,
+                                      size_t n, size_t d, int kpad, int direct, size_t i) {
+  float best = INFINITY;
+  int best_c = 0;
+  for (int c0 = 0; c0 < kpad; c0 += KM_TILE) {
+    const float *tile = cs + (size_t)c0 * d; /* tile c0 / KM_TILE: d rows of KM_TILE */
+    float acc[KM_TILE];
+    for (int c = 0; c < KM_TILE; c++) acc[c] = 0.0f;
+    for (size_t j = 0; j < d; j++) {
+      const float xv = xt[j * n + i];
+      for (int c = 0; c < KM_TILE; c++) {
+        if (direct) {
+          const float diff = xv - tile[j * KM_TILE + c];
+          acc[c] += diff * diff;
+        } else {
+          acc[c] += xv * tile[j * KM_TILE + c];
+        }
+      }
+    }
+    for (int c = 0; c < KM_TILE; c++) {
+      const float dist = direct ? acc[c] + cn[c0 + c] : cn[c0 + c] - 2.0f * acc[c];
+      if (dist < best) {
+        best = dist;
+        best_c = c0 + c;
+      }
+    }
+  }
+  return best_c;
+}
+DEV_FUNCS_END
+
 /* The portable assign step, what every OpenMP compiler and every variant gets: one point per
- * iteration of a parallel loop, against the centroids a tile of KM_TILE at a time. The tile's
- * partial sums stay in registers (acc), each point value read serves KM_TILE multiply-adds, and a
- * tile's values of one feature are KM_TILE consecutive floats of cs (tile by tile, km_tile_at):
- * on the CPU one cache line, which the compiler vectorises across; on the GPU the same line for
- * every thread of a warp. Each distance sums the features in order (the direct form or the dot
- * form, as in the tuned kernels), so the labels are theirs; ties go to the lowest index, padding
- * centroids never win (cn = +inf). Returns how many labels changed. */
+ * iteration of a parallel loop. Returns how many labels changed. */
 static long km_assign_portable(const float *restrict xt, const float *restrict cs, const float *restrict cn,
                                int *restrict labels, size_t n, size_t d, int kpad, int direct) {
   long changed = 0;
   PAR_FOR(reduction(+ : changed) GPU_REDUCTION(n))
   for (size_t i = 0; i < n; i++) {
-    float best = INFINITY;
-    int best_c = 0;
-    for (int c0 = 0; c0 < kpad; c0 += KM_TILE) {
-      const float *tile = cs + (size_t)c0 * d; /* tile c0 / KM_TILE: d rows of KM_TILE */
-      float acc[KM_TILE];
-      for (int c = 0; c < KM_TILE; c++) acc[c] = 0.0f;
-      for (size_t j = 0; j < d; j++) {
-        const float xv = xt[j * n + i];
-        for (int c = 0; c < KM_TILE; c++) {
-          if (direct) {
-            const float diff = xv - tile[j * KM_TILE + c];
-            acc[c] += diff * diff;
-          } else {
-            acc[c] += xv * tile[j * KM_TILE + c];
-          }
-        }
-      }
-      for (int c = 0; c < KM_TILE; c++) {
-        const float dist = direct ? acc[c] + cn[c0 + c] : cn[c0 + c] - 2.0f * acc[c];
-        if (dist < best) {
-          best = dist;
-          best_c = c0 + c;
-        }
-      }
-    }
+    const int best_c = km_nearest_in_tiles(xt, cs, cn, n, d, kpad, direct, i);
     changed += labels[i] != best_c;
     labels[i] = best_c;
   }
@@ -207,6 +259,21 @@ static long km_assign_portable(const float *restrict xt, const float *restrict c
 
 /* Features a partial norm sums (km_prepare): the norms are sums of chunk partials, in order. */
 #define KM_NORM_CHUNK 64
+
+/* Chunk q of centroid c's dot-form norm: the sum over its features j, in order, of
+ * |cs_j|^2 + 2 o_j cs_j with cs_j = ct_j - o_j (see km_prepare). */
+DEV_FUNCS_BEGIN
+static inline double km_norm_part(const float *restrict ct, const float *restrict offset, size_t d, int kpad, size_t c,
+                                  size_t q) {
+  const size_t end = (q + 1) * KM_NORM_CHUNK < d ? (q + 1) * KM_NORM_CHUNK : d;
+  double part = 0.0;
+  for (size_t j = q * KM_NORM_CHUNK; j < end; j++) {
+    const float shifted = ct[j * (size_t)kpad + c] - offset[j];
+    part += (double)shifted * shifted + 2.0 * (double)offset[j] * shifted;
+  }
+  return part;
+}
+DEV_FUNCS_END
 
 /* The tiles of the assign step. Dot form: cs = ct - o (the centroids moved by the offset o,
  * the initial centroids' mean) and cn[c] = |cs_c|^2 + 2 o.cs_c, so that for a point x
@@ -243,13 +310,7 @@ static void km_prepare(const float *restrict ct, const float *restrict offset, f
   PAR_FOR(GPU_THREADS)
   for (size_t e = 0; e < parts; e++) {
     const size_t q = e / (size_t)kpad, c = e - q * (size_t)kpad;
-    const size_t end = (q + 1) * KM_NORM_CHUNK < d ? (q + 1) * KM_NORM_CHUNK : d;
-    double part = 0.0;
-    for (size_t j = q * KM_NORM_CHUNK; j < end && c < (size_t)k; j++) {
-      const float shifted = ct[j * (size_t)kpad + c] - offset[j];
-      part += (double)shifted * shifted + 2.0 * (double)offset[j] * shifted;
-    }
-    norm_parts[e] = part;
+    norm_parts[e] = c < (size_t)k ? km_norm_part(ct, offset, d, kpad, c, q) : 0.0;
   }
   PAR_FOR(GPU_THREADS)
   for (int c = 0; c < kpad; c++) {
@@ -277,6 +338,10 @@ DEV_FUNCS_BEGIN
 /* x * scale toward zero: scale is a power of two, so the float product is exact (or below 1,
  * where it becomes 0 either way), and one conversion makes it an integer */
 static inline km_fixed km_to_fixed(float x, float scale) { return (km_fixed)(x * scale); }
+/* a centroid coordinate from its cluster's fixed-point sum (unscale = 2^-s_j) and count */
+static inline float km_mean(km_fixed sum, double unscale, km_fixed count) {
+  return (float)((double)sum * unscale / (double)count);
+}
 DEV_FUNCS_END
 
 /* Team-local fixed-point sums (km_team_add, km_team_sum). On the GPU a sum is two 32-bit words
@@ -611,7 +676,7 @@ static double km_finalize(const km_fixed *restrict sums, const double *restrict 
       }
       KM_UNROLL for (int b = 0; b < KM_FINALIZE_BATCH; b++)
         if (count[b] > 0) {
-          const float updated = (float)((double)sum[b] * unscale[jj[b]] / (double)count[b]);
+          const float updated = km_mean(sum[b], unscale[jj[b]], count[b]);
           const double delta = (double)updated - (double)before[b];
           part += delta * delta;
           ct[at[b]] = updated;
@@ -621,6 +686,212 @@ static double km_finalize(const km_fixed *restrict sums, const double *restrict 
     shift += part;
   }
   return shift;
+}
+
+/* The gpu variant's paths for runs of small k (d + 1), whose iterations are too short for the
+ * several launches an iteration of the general path (each ~11 us on an H100 before any work,
+ * docs/performance.md): where the update is on the device, the distances portable (not cuBLAS,
+ * not the tensor cores) and the team-local sums hold whole clusters (k (d + 1) <= KM_TEAM_SUMS),
+ * KM_PATH_ONE_TEAM up to KM_ONE_TEAM_WORK multiply-adds an assign step, KM_PATH_FUSED up to
+ * KM_FUSED_WORK; else KM_PATH_GENERAL (larger steps, where the tuned kernels win). */
+typedef enum { KM_PATH_GENERAL, KM_PATH_ONE_TEAM, KM_PATH_FUSED } km_path;
+static km_path km_small_run_path(size_t n, size_t d, int k, int kpad, int on_device, int portable_distance) {
+  if (!PC_HAS_DEVICE || !on_device || !portable_distance || (size_t)k * (d + 1) > KM_TEAM_SUMS) return KM_PATH_GENERAL;
+  const size_t work = n * (size_t)kpad * d;
+  return work <= (size_t)KM_ONE_TEAM_WORK ? KM_PATH_ONE_TEAM : work <= (size_t)KM_FUSED_WORK ? KM_PATH_FUSED
+                                                                                             : KM_PATH_GENERAL;
+}
+
+/* The smallest runs (KM_PATH_ONE_TEAM): every iteration in one target region on one team, which
+ * the host launches and waits for once. The team's threads take the steps in turn, a parallel
+ * loop each: the centroids' tiles (for km_nearest_in_tiles) with their norms; the assignment,
+ * each point added at once to the team-local sums of its cluster; the new centroids. The
+ * formulas are the other paths' (km_nearest_in_tiles, km_norm_part, km_to_fixed, km_mean), so
+ * are the labels and centroids, bit for bit. Sets iterations, last_changed and converged. */
+static __attribute__((unused)) void km_iterate_in_one_team(const float *restrict xt, float *restrict ct,
+                                                           const float *restrict offset, float *restrict cs,
+                                                           float *restrict cn, int *restrict labels,
+                                                           const float *restrict scale,
+                                                           const double *restrict unscale, size_t n, size_t d, int k,
+                                                           int kpad, int direct, int wanted, int fixed, double tol,
+                                                           km_result *result) {
+  const size_t row = d + 1, sum_words = KM_SUM_WORDS * (size_t)k * row, entries = d * (size_t)kpad;
+  const size_t kd = (size_t)k * d, chunks = direct ? 0 : (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK;
+  const size_t firsts = sum_words > (size_t)kpad ? sum_words : (size_t)kpad;
+  int iterations = 0, converged = 0;
+  long last_changed = 0;
+  PAR_TEAMS_FOR(GPU_ONLY(num_teams(1) thread_limit(KM_ONE_TEAM_THREADS))
+                    map(tofrom : iterations, converged, last_changed))
+  for (int team = 0; team < 1; team++) {
+    km_team_word local[KM_SUM_WORDS * KM_TEAM_SUMS];
+    TEAM_LOCAL(local)
+    for (int it = 0; it < wanted; it++) {
+      TEAM_PAR_FOR()
+      for (size_t e = 0; e < entries; e++) { /* the tiles: km_prepare's, for the portable loop */
+        const size_t j = e / (size_t)kpad;
+        const int c = (int)(e - j * (size_t)kpad);
+        cs[km_tile_at(c, j, d, kpad, 0)] = c < k ? ct[e] - (direct ? 0.0f : offset[j]) : 0.0f;
+      }
+      TEAM_PAR_FOR()
+      for (size_t e = 0; e < firsts; e++) { /* the norms, and the sums cleared */
+        if (e < (size_t)kpad) {
+          double norm = 0.0;
+          for (size_t q = 0; q < chunks && e < (size_t)k; q++) norm += km_norm_part(ct, offset, d, kpad, e, q);
+          cn[e] = e >= (size_t)k ? INFINITY : (float)norm;
+        }
+        if (e < sum_words) local[e] = 0;
+      }
+      long changed = 0;
+      TEAM_PAR_FOR(schedule(static, 1) reduction(+ : changed)) /* neighbouring threads, neighbouring points */
+      for (size_t i = 0; i < n; i++) {
+        const int best = km_nearest_in_tiles(xt, cs, cn, n, d, kpad, direct, i);
+        changed += labels[i] != best;
+        labels[i] = best;
+        for (size_t j = 0; j < d; j++) km_team_add(local, (size_t)best * row + j, km_to_fixed(xt[j * n + i], scale[j]));
+        km_team_add(local, (size_t)best * row + d, 1);
+      }
+      double shift = 0.0;
+      TEAM_PAR_FOR(reduction(+ : shift))
+      for (size_t e = 0; e < kd; e++) { /* feature j of centroid c, as km_finalize */
+        const size_t j = e / (size_t)k, c = e - j * (size_t)k;
+        const km_fixed count = km_team_sum(local, c * row + d);
+        if (count > 0) {
+          const float updated = km_mean(km_team_sum(local, c * row + j), unscale[j], count);
+          const double delta = (double)updated - (double)ct[j * (size_t)kpad + c];
+          shift += delta * delta;
+          ct[j * (size_t)kpad + c] = updated;
+        }
+      }
+      iterations = it + 1;
+      last_changed = changed;
+      if (!fixed && (changed == 0 || shift <= tol)) {
+        converged = 1;
+        break;
+      }
+    }
+  }
+  result->iterations = iterations;
+  result->last_changed = last_changed;
+  result->converged = converged;
+}
+
+/* The fused passes' teams (each a point per thread at least) and threads per team: on a GPU as
+ * many teams of KM_UPDATE_THREADS as fill it; on the gpu variant's host fallback a team of one
+ * thread per host thread, like the omp variant's teams (host teams of several threads each would
+ * ask for more threads than the host has). */
+static void km_fused_shape(size_t n, int *teams, int *threads) {
+#if defined(PC_VARIANT_GPU)
+  const int on_gpu = pc_offloading();
+  *threads = on_gpu ? KM_UPDATE_THREADS : 1;
+  const size_t ranges = (n + (size_t)*threads - 1) / (size_t)*threads;
+  const size_t most = (size_t)(on_gpu ? km_update_teams() : omp_get_max_threads());
+  *teams = (int)(ranges < most ? ranges : most);
+#else
+  (void)n;
+  *teams = *threads = 1;
+#endif
+}
+
+/* One iteration in one target region (KM_PATH_FUSED), where the general path launches five to
+ * eight regions an iteration and reads the points twice. Each team assigns its range of the
+ * points (km_nearest_in_tiles) and adds each point at once to the team-local sums of its cluster,
+ * so the points are read once; it adds its sums and its count of changed labels to the global
+ * ones, then counts itself in (state[0]). The team that arrives last, which then sees every
+ * team's sums, makes the new centroids (km_mean), the next pass's tiles and norms (as km_prepare:
+ * km_tile_at, km_norm_part), clears the sums and the state, and returns the number of changed
+ * labels and the summed squared shift. The same formulas as the other path, so the same labels
+ * and centroids bit for bit. The fences (PAR_FLUSH) order each team's global adds before its
+ * arrival, and the arrivals before the last team's reads. sums and state start at zero (the run
+ * clears them once; every pass leaves them so). */
+static __attribute__((unused)) long km_fused_pass(const float *restrict xt, float *restrict ct,
+                                                  const float *restrict offset, float *restrict cs, float *restrict cn,
+                                                  int *restrict labels, km_fixed *restrict sums,
+                                                  km_fixed *restrict state, const float *restrict scale,
+                                                  const double *restrict unscale, size_t n, size_t d, int k, int kpad,
+                                                  int direct, int teams, int threads, double *shift_out) {
+  const size_t row = d + 1, len = (size_t)k * row, entries = d * (size_t)kpad, kd = (size_t)k * d;
+  const size_t chunks = direct ? 0 : (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK;
+  const size_t nexts = len > entries ? len : entries; /* the last team's second loop */
+  long changed = 0;
+  double shift = 0.0;
+  (void)threads; /* a clause of the gpu variant's only */
+  PAR_TEAMS_FOR(num_teams(teams) thread_limit(threads) map(from : changed, shift))
+  for (int t = 0; t < teams; t++) {
+    km_team_word local[KM_SUM_WORDS * KM_TEAM_SUMS];
+    TEAM_LOCAL(local)
+    TEAM_PAR_FOR()
+    for (size_t e = 0; e < KM_SUM_WORDS * len; e++) local[e] = 0;
+    const size_t lo = n * (size_t)t / (size_t)teams, hi = n * (size_t)(t + 1) / (size_t)teams;
+    long team_changed = 0;
+    TEAM_PAR_FOR(schedule(static, 1) reduction(+ : team_changed)) /* neighbouring threads, neighbouring points */
+    for (size_t i = lo; i < hi; i++) {
+      const int best = km_nearest_in_tiles(xt, cs, cn, n, d, kpad, direct, i);
+      team_changed += labels[i] != best;
+      labels[i] = best;
+      for (size_t j = 0; j < d; j++) km_team_add(local, (size_t)best * row + j, km_to_fixed(xt[j * n + i], scale[j]));
+      km_team_add(local, (size_t)best * row + d, 1);
+    }
+    TEAM_PAR_FOR()
+    for (size_t e = 0; e < len; e++) {
+      const km_fixed s = km_team_sum(local, e);
+      if (s == 0) continue;
+      PAR_ATOMIC
+      sums[e % row * (size_t)k + e / row] += s;
+      PAR_FLUSH
+    }
+    km_fixed arrived;
+    PAR_ATOMIC
+    state[1] += team_changed;
+    PAR_FLUSH
+    PAR_ATOMIC_CAPTURE
+    {
+      arrived = state[0];
+      state[0] += 1;
+    }
+    PAR_FLUSH
+    if (arrived == teams - 1) { /* the last team: every team's sums are in */
+      double moved = 0.0;
+      TEAM_PAR_FOR(reduction(+ : moved))
+      for (size_t e = 0; e < kd; e++) { /* feature j of centroid c, as km_finalize */
+        const size_t j = e / (size_t)k, c = e - j * (size_t)k;
+        km_fixed count, sum;
+        PAR_ATOMIC_READ
+        count = sums[d * (size_t)k + c];
+        PAR_ATOMIC_READ
+        sum = sums[e];
+        if (count > 0) {
+          const float updated = km_mean(sum, unscale[j], count);
+          const double delta = (double)updated - (double)ct[j * (size_t)kpad + c];
+          moved += delta * delta;
+          ct[j * (size_t)kpad + c] = updated;
+        }
+      }
+      TEAM_PAR_FOR()
+      for (size_t e = 0; e < nexts; e++) { /* the sums cleared; the next pass's tiles and norms */
+        if (e < len) sums[e] = 0;
+        if (e < entries) {
+          const size_t j = e / (size_t)kpad, c = e - j * (size_t)kpad;
+          cs[km_tile_at((int)c, j, d, kpad, 0)] = c < (size_t)k ? ct[e] - (direct ? 0.0f : offset[j]) : 0.0f;
+        }
+        if (e < (size_t)kpad) {
+          double norm = 0.0;
+          for (size_t q = 0; q < chunks && e < (size_t)k; q++) norm += km_norm_part(ct, offset, d, kpad, e, q);
+          cn[e] = e >= (size_t)k ? INFINITY : (float)norm;
+        }
+      }
+      km_fixed total;
+      PAR_ATOMIC_CAPTURE
+      {
+        total = state[1];
+        state[1] = 0;
+      }
+      state[0] = 0;
+      changed = (long)total;
+      shift = moved;
+    }
+  }
+  *shift_out = shift;
+  return changed;
 }
 
 static double km_sse(const float *restrict xt, const float *restrict ct, const int *restrict labels, size_t n, size_t d,
@@ -668,7 +939,12 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   result->kernels = gemm ? "cublas" : "portable";
   /* The tuned kernels (kmeans_tuned.h), where this build has them, they apply here and the run
    * asked for them; else the portable loop. cuBLAS needs neither. */
-  const km_tuned_kernels *tuned = gemm || params->kernels == PC_KERNELS_PORTABLE ? NULL : km_tuned();
+  const km_path path = km_small_run_path(n, d, k, kpad, on_device, !gemm && !tensor);
+  const int one_team = path == KM_PATH_ONE_TEAM, fused = path == KM_PATH_FUSED;
+  if (path != KM_PATH_GENERAL) result->kernels = one_team ? "one-team" : "fused";
+  if (path != KM_PATH_GENERAL) result->update_sums = km_sums_names[KM_SUMS_WHOLE];
+  const km_tuned_kernels *tuned =
+      gemm || path != KM_PATH_GENERAL || params->kernels == PC_KERNELS_PORTABLE ? NULL : km_tuned();
   km_tuned_run *tuned_run = NULL;
   if (tensor && (!tuned || !tuned->has_tensor))
     return pc_fail("--distance dot-3xtf32 needs the tuned GPU kernels (the gpu variant built by clang, --kernels tuned)");
@@ -710,26 +986,67 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
     for (int c = 0; c < k; c++) mean += centroids[(size_t)c * d + j];
     offset[j] = (float)(mean / k);
   }
-  for (size_t i = 0; i < n; i++) labels[i] = -1;
 
   const double t_start = pc_now();
   double t0 = t_start;
   /* device: in, xt[d * n] points (dimension-major), ct[kpad * d] centroids (dimension-major),
-   * offset[d], labels[n]; made there, cs[kpad * d] / cs_lo[kpad * d or 1] the assign step's
+   * offset[d]; made there, labels[n], cs[kpad * d] / cs_lo[kpad * d or 1] the assign step's
    * centroids and their TF32 tails, cn[kpad] centroid terms, norm_parts[chunks * kpad] partial norms,
    * sums[copies * (d + 1) * k] fixed-point sums and counts, scale / unscale[d + 1] their scales,
    * scale_part[d * ranges]. */
-  DEV_ENTER(map(to : xt[0 : n * d], ct[0 : ct_len], offset[0 : d], labels[0 : n])
-                map(alloc : cs[0 : ct_len], cs_lo[0 : lo_len], cn[0 : kpad], norm_parts[0 : parts_len],
-                        sums[0 : sums_len], scale[0 : d + 1],
+  DEV_ENTER(map(to : xt[0 : n * d], ct[0 : ct_len], offset[0 : d])
+                map(alloc : labels[0 : n], cs[0 : ct_len], cs_lo[0 : lo_len], cn[0 : kpad],
+                        norm_parts[0 : parts_len], sums[0 : sums_len], scale[0 : d + 1],
                         unscale[0 : d + 1], scale_part[0 : d * scale_ranges]))
+  PAR_FOR()
+  for (size_t i = 0; i < n; i++) labels[i] = -1; /* no label yet: every one changes in the first pass */
   result->phase_s[KM_PHASE_H2D] += pc_now() - t0;
   t0 = pc_now();
   km_fixed_scales(xt, n, d, scale_ranges, scale_part, scale, unscale); /* once: the data do not change */
   result->phase_s[KM_PHASE_UPDATE] += pc_now() - t0;
 
   const int iterations_wanted = params->fixed_iter > 0 ? params->fixed_iter : params->max_iter;
-  for (int it = 0; it < iterations_wanted; it++) {
+  /* the fused passes: as many teams as fill the device, each of a point per thread at least; their
+   * arrivals and changed labels in fused_state; the first pass's tiles and norms made here, and
+   * the sums cleared (each pass leaves them so) */
+  int fused_teams, fused_threads;
+  km_fused_shape(n, &fused_teams, &fused_threads);
+  km_fixed fused_state[2] = {0, 0};
+  if (fused) {
+    DEV_ENTER(map(to : fused_state[0 : 2]))
+    km_prepare(ct, offset, cs, cs_lo, cn, norm_parts, d, k, kpad, direct, 0, 0, 0);
+    PAR_FOR(GPU_THREADS)
+    for (size_t e = 0; e < sums_len; e++) sums[e] = 0;
+  }
+  if (one_team) {
+    t0 = pc_now();
+    km_iterate_in_one_team(xt, ct, offset, cs, cn, labels, scale, unscale, n, d, k, kpad, direct, iterations_wanted,
+                           params->fixed_iter > 0, params->tol, result);
+    const double loop_s = pc_now() - t0; /* as assign: the steps are not timed apart */
+    result->phase_s[KM_PHASE_ASSIGN] += loop_s;
+    for (int it = 0; iteration_s && it < result->iterations; it++) iteration_s[it] = loop_s / result->iterations;
+  }
+  for (int it = 0; fused && it < iterations_wanted; it++) {
+    if (pc_stop_requested()) {
+      pc_fail_stopped("k-means: interrupted after %d iterations", it);
+      failed = 1;
+      break;
+    }
+    const double t_iter = pc_now();
+    double shift;
+    const long changed = km_fused_pass(xt, ct, offset, cs, cn, labels, sums, fused_state, scale, unscale, n, d, k,
+                                       kpad, direct, fused_teams, fused_threads, &shift);
+    const double pass_s = pc_now() - t_iter; /* as assign: the steps are not timed apart */
+    result->phase_s[KM_PHASE_ASSIGN] += pass_s;
+    if (iteration_s) iteration_s[it] = pass_s;
+    result->iterations = it + 1;
+    result->last_changed = changed;
+    if (params->fixed_iter == 0 && (changed == 0 || shift <= params->tol)) {
+      result->converged = 1;
+      break;
+    }
+  }
+  for (int it = 0; path == KM_PATH_GENERAL && it < iterations_wanted; it++) {
     if (pc_stop_requested()) { /* pragmaclust_interrupt: stop between iterations, the device data released */
       pc_fail_stopped("k-means: interrupted after %d iterations", it);
       failed = 1;
@@ -774,6 +1091,9 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
     }
   }
 
+  if (fused) {
+    DEV_EXIT(map(delete : fused_state[0 : 2]))
+  }
   if (!failed) result->sse = km_sse(xt, ct, labels, n, d, kpad);
   t0 = pc_now();
   DEV_UPDATE(from(labels[0 : n], ct[0 : ct_len]))

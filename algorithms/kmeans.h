@@ -80,6 +80,23 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
 /* Writes the dimension-major copy xt (d x n) of row-major x (n x d). */
 void km_transpose(const float *x, size_t n, size_t d, float *xt);
 
+/* What km_layout_on_device saw in the points: the largest |value| among the finite ones, and how
+ * many are NaN or infinite. */
+typedef struct {
+  float max_abs;
+  size_t nonfinite;
+} km_points_scan;
+
+/* km_transpose where km_run will read xt: on the gpu variant x goes to the device as it is and is
+ * transposed there into a device copy of xt that stays mapped, so that km_run's map of xt finds it
+ * present and copies nothing; the host's xt is not written (release the copy with
+ * km_layout_release after km_run). On the host variants it is a parallel km_transpose. The scan
+ * comes from the same pass, so that a caller checks the values without a pass of its own. */
+km_points_scan km_layout_on_device(const float *x, size_t n, size_t d, float *xt);
+
+/* Unmaps the device copy of xt that km_layout_on_device left (nothing where it is not mapped). */
+void km_layout_release(float *xt, size_t n, size_t d);
+
 /* The k x d initial centroids (row-major) from the rows of x (n x d, row-major): k distinct rows
  * drawn with seed (pc_sample_distinct), or with `kmeanspp` the rows k-means++ seeding picks
  * (kmpp_seed, with its kernels). The same rows in every variant. 0, or -1 with a pc_fail message

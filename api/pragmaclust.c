@@ -101,19 +101,29 @@ static int ensure_device(void) { return device_ready ? PRAGMACLUST_OK : pragmacl
 
 /* ---- argument checks shared by the algorithms ---- */
 
-/* x is n x d finite floats, 1 <= n <= PC_MAX_POINTS, d >= 1. */
-static int check_points(const char *fn, const float *x, size_t n, size_t d) {
+/* x is n x d, 1 <= n <= PC_MAX_POINTS, d >= 1 (its values are check_finite's). */
+static int check_shape(const char *fn, const float *x, size_t n, size_t d) {
   if (!x) return INVALID("%s: x is NULL", fn);
   if (n == 0) return INVALID("%s: n must be at least 1", fn);
   if (d == 0) return INVALID("%s: d must be at least 1", fn);
   if (n > (size_t)PC_MAX_POINTS) return INVALID("%s: n = %zu is more than the %d points a run takes", fn, n, PC_MAX_POINTS);
   size_t count;
-  if (pc_mul_size(n, d, &count, fn) != 0) return PRAGMACLUST_ERR_INVALID_ARGUMENT;
-  for (size_t e = 0; e < count; e++)
+  return pc_mul_size(n, d, &count, fn) != 0 ? PRAGMACLUST_ERR_INVALID_ARGUMENT : PRAGMACLUST_OK;
+}
+
+/* The n x d values of x are finite; else the first that is not, as the error. */
+static int check_finite(const char *fn, const float *x, size_t n, size_t d) {
+  for (size_t e = 0; e < n * d; e++)
     if (!isfinite(x[e]))
       return INVALID("%s: x[%zu] (point %zu, feature %zu) is %g; NaN and infinity are not accepted", fn, e, e / d,
                      e % d, (double)x[e]);
   return PRAGMACLUST_OK;
+}
+
+/* x is n x d finite floats, 1 <= n <= PC_MAX_POINTS, d >= 1. */
+static int check_points(const char *fn, const float *x, size_t n, size_t d) {
+  const int rc = check_shape(fn, x, n, d);
+  return rc != PRAGMACLUST_OK ? rc : check_finite(fn, x, n, d);
 }
 
 static int check_kernels(const char *fn, pragmaclust_kernels kernels) {
@@ -189,7 +199,7 @@ int pragmaclust_kmeans(const float *x, size_t n, size_t d, const pragmaclust_kme
   int rc;
   pc_clear_stop(); /* a request made before this call is not for it */
   if (!o) return INVALID("%s: options is NULL", fn);
-  if ((rc = check_points(fn, x, n, d)) != 0) return rc;
+  if ((rc = check_shape(fn, x, n, d)) != 0) return rc; /* the values: in the layout's pass below */
   if (!centroids) return INVALID("%s: centroids is NULL", fn);
   if (o->k < 1 || (size_t)o->k > n) return INVALID("%s: k must lie in [1, n = %zu], got %d", fn, n, o->k);
   if (o->init != PRAGMACLUST_INIT_RANDOM && o->init != PRAGMACLUST_INIT_KMEANSPP && o->init != PRAGMACLUST_INIT_GIVEN)
@@ -214,27 +224,38 @@ int pragmaclust_kmeans(const float *x, size_t n, size_t d, const pragmaclust_kme
                    "%s: PRAGMACLUST_DISTANCE_DOT_3XTF32 runs on a GPU's tensor cores; the kernels of this library run on the host",
                    fn);
 
-  if ((rc = initial_centroids(x, n, d, o, centroids)) != 0) return rc;
-  /* distances are float32: every centroid stays within the range of the data and the initial ones */
-  if (pc_check_float_distances(fmax(pc_max_abs(x, n * d), pc_max_abs(centroids, k * d)), d, fn) != 0)
-    return PRAGMACLUST_ERR_INVALID_ARGUMENT;
   float *xt = pc_try_alloc(n * d, sizeof *xt, "dimension-major copy of the points");
   int *own_labels = labels ? NULL : pc_try_alloc(n, sizeof *own_labels, "labels");
   if (!xt || (!labels && !own_labels)) {
     free(xt);
     return PRAGMACLUST_ERR_OUT_OF_MEMORY;
   }
-  km_transpose(x, n, d, xt);
-  const km_params params = {.k = o->k, .max_iter = o->max_iter, .fixed_iter = o->fixed_iter, .tol = o->tol,
-                            .update = to_update(o->update), .distance = distance, .kernels = to_kernels(o->kernels)};
+  /* The points laid out for km_run where it reads them (on the gpu variant: copied as they are and
+   * transposed on the device), their values checked in the same pass: the time of a copy in. */
+  const double t_layout = pc_now();
+  const km_points_scan scan = km_layout_on_device(x, n, d, xt);
+  const double layout_s = pc_now() - t_layout;
   km_result res;
   memset(&res, 0, sizeof res);
-  rc = km_run(xt, n, d, &params, centroids, labels ? labels : own_labels, &res) == 0 ? PRAGMACLUST_OK : algorithm_failed();
+  if (scan.nonfinite > 0) rc = check_finite(fn, x, n, d); /* names the first */
+  else rc = initial_centroids(x, n, d, o, centroids);
+  /* distances are float32: every centroid stays within the range of the data and the initial ones */
+  if (rc == PRAGMACLUST_OK && pc_check_float_distances(fmax(scan.max_abs, pc_max_abs(centroids, k * d)), d, fn) != 0)
+    rc = PRAGMACLUST_ERR_INVALID_ARGUMENT;
+  if (rc == PRAGMACLUST_OK) {
+    const km_params params = {.k = o->k, .max_iter = o->max_iter, .fixed_iter = o->fixed_iter, .tol = o->tol,
+                              .update = to_update(o->update), .distance = distance, .kernels = to_kernels(o->kernels)};
+    rc = km_run(xt, n, d, &params, centroids, labels ? labels : own_labels, &res) == 0 ? PRAGMACLUST_OK
+                                                                                        : algorithm_failed();
+  }
+  km_layout_release(xt, n, d);
   free(xt);
   free(own_labels);
   if (rc == PRAGMACLUST_OK && result) {
     result_begin(result, km_phase_names, KM_NPHASES);
     result_phases(result, res.phase_s, res.total_s);
+    result->phase_s[KM_PHASE_H2D] += layout_s;
+    result->total_s += layout_s;
     result->iterations = res.iterations;
     result->converged = res.converged;
     result->cost = res.sse;

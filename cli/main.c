@@ -31,11 +31,14 @@ static const char usage[] =
     "  info     variant, compiler, flags and the OpenMP devices this build sees ({prog} info --help)\n";
 
 static const char info_usage[] =
-    "usage: {prog} info [--require-gpu]\n"
+    "usage: {prog} info [--require-gpu] [--offload-costs]\n"
     "Prints the variant, compiler, flags, commit and version of this build, the host threads and\n"
     "the OpenMP devices it sees, where its kernels run, which tuned kernels it has, and its tuning\n"
     "knobs.\n"
-    "  --require-gpu  exit with status 3 when the gpu variant finds no usable GPU\n";
+    "  --require-gpu    exit with status 3 when the gpu variant finds no usable GPU\n"
+    "  --offload-costs  also time what iterations are made of (gpu variant): an empty target region,\n"
+    "                   nowait ones, maps and updates of one int, a small loop with a reduction\n"
+    "                   (median microseconds of 2000 each)\n";
 
 /* The usage, then the build in one line. */
 static void print_usage(FILE *f) {
@@ -44,9 +47,10 @@ static void print_usage(FILE *f) {
 }
 
 int pc_cmd_info(int argc, char **argv) {
-  int allow_host = 1;
+  int allow_host = 1, offload_costs = 0;
   for (int a = 1; a < argc; a++) {
     if (!strcmp(argv[a], "--require-gpu")) allow_host = 0;
+    else if (!strcmp(argv[a], "--offload-costs")) offload_costs = 1;
     else if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
       pc_print_usage(stdout, info_usage);
       return PC_EXIT_OK;
@@ -54,8 +58,8 @@ int pc_cmd_info(int argc, char **argv) {
       pc_print_version("info");
       return PC_EXIT_OK;
     } else {
-      pc_die(PC_EXIT_USAGE, "info: unknown option '%s' (info takes only --require-gpu; see %s info --help)", argv[a],
-             pc_program_name());
+      pc_die(PC_EXIT_USAGE, "info: unknown option '%s' (info takes --require-gpu and --offload-costs; see %s info --help)",
+             argv[a], pc_program_name());
     }
   }
   pc_device_info dev;
@@ -83,6 +87,13 @@ int pc_cmd_info(int argc, char **argv) {
     const pc_knob *knob = knobs[i];
     if (pc_knob_changed(knob)) printf("  %-28s %s *  (default %s)\n", knob->name, knob->value, knob->default_value);
     else printf("  %-28s %s\n", knob->name, knob->value);
+  }
+  if (offload_costs) {
+    pc_offload_cost costs[8];
+    const int filled = pc_offload_costs(costs, 8, 2000);
+    if (!filled) printf("offload costs:  none (no offload device in this variant)\n");
+    else printf("offload costs:  median microseconds on %s\n", dev.where);
+    for (int c = 0; c < filled; c++) printf("  %9.2f  %s\n", costs[c].median_us, costs[c].what);
   }
   return PC_EXIT_OK;
 }

@@ -171,6 +171,89 @@ int pc_device_count(void) {
 #endif
 }
 
+#if defined(PC_VARIANT_GPU)
+/* The operations pc_offload_costs times; `scalar` is mapped by the caller where they need it. */
+static void cost_empty_region(int *scalar) {
+  (void)scalar;
+#pragma omp target
+  {
+  }
+}
+static void cost_nowait_region(int *scalar) {
+  (void)scalar;
+#pragma omp target nowait
+  {
+  }
+#pragma omp taskwait
+}
+static void cost_eight_nowait_regions(int *scalar) {
+  (void)scalar;
+  for (int r = 0; r < 8; r++) {
+#pragma omp target nowait
+    {
+    }
+  }
+#pragma omp taskwait
+}
+static void cost_region_mapping_a_scalar(int *scalar) {
+#pragma omp target map(tofrom : scalar[0 : 1])
+  scalar[0]++;
+}
+static void cost_update_of_a_scalar(int *scalar) {
+#pragma omp target update from(scalar[0 : 1])
+}
+static void cost_counting_loop(int *scalar) {
+  long count = 0;
+#pragma omp target teams distribute parallel for reduction(+ : count) map(tofrom : count)
+  for (int i = 0; i < 1024; i++) count += scalar[0] != i;
+  scalar[0] += (int)(count & 1);
+}
+
+static int cost_compare(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+#endif
+
+int pc_offload_costs(pc_offload_cost *costs, int most, int count) {
+#if defined(PC_VARIANT_GPU)
+  static const struct {
+    const char *what;
+    void (*op)(int *);
+    int regions;
+  } ops[] = {
+      {"empty target region", cost_empty_region, 1},
+      {"empty target nowait region + taskwait", cost_nowait_region, 1},
+      {"8 empty target nowait regions + one taskwait, per region", cost_eight_nowait_regions, 8},
+      {"target region mapping one int tofrom", cost_region_mapping_a_scalar, 1},
+      {"target update from of one mapped int", cost_update_of_a_scalar, 1},
+      {"teams loop of 1024 with a reduction read back", cost_counting_loop, 1},
+  };
+  double *t = pc_try_alloc((size_t)count, sizeof *t, "offload cost times");
+  if (!t || count < 1) {
+    free(t);
+    return 0;
+  }
+  int scalar = 0, filled = 0;
+#pragma omp target enter data map(to : scalar)
+  for (size_t o = 0; o < sizeof ops / sizeof ops[0] && filled < most; o++) {
+    for (int r = -count / 10 - 1; r < count; r++) { /* a tenth more as warm-up */
+      const double t0 = pc_now();
+      ops[o].op(&scalar);
+      if (r >= 0) t[r] = pc_now() - t0;
+    }
+    qsort(t, (size_t)count, sizeof *t, cost_compare);
+    costs[filled++] = (pc_offload_cost){ops[o].what, t[count / 2] * 1e6 / ops[o].regions};
+  }
+#pragma omp target exit data map(delete : scalar)
+  free(t);
+  return filled;
+#else
+  (void)costs, (void)most, (void)count;
+  return 0;
+#endif
+}
+
 int pc_device_try_init(int allow_host, int threads, pc_device_info *info) {
   memset(info, 0, sizeof *info);
   snprintf(info->name, sizeof info->name, "none");

@@ -64,6 +64,15 @@ void pc_free_staging(void *p);
 /* Number of OpenMP offload devices visible (0 outside the gpu variant). */
 int pc_device_count(void);
 
+/* What the offload operations an iteration is made of cost on this machine (`info --offload-costs`):
+ * the median wall time, in microseconds, of each of `count` operations, timed one at a time
+ * after a warm-up. Fills at most `most` entries and returns how many (0 outside the gpu variant). */
+typedef struct {
+  const char *what;
+  double median_us;
+} pc_offload_cost;
+int pc_offload_costs(pc_offload_cost *costs, int most, int count);
+
 #if defined(PC_VARIANT_GPU)
 /* The CUDA driver library (dlopen handle, cuInit done), opened once at run time so that the
  * program has no link-time dependency on CUDA; NULL without a usable driver. */

@@ -16,6 +16,8 @@
  *   GPU_ATOMIC            (nothing)  (nothing)                  omp atomic update
  *   PAR_ATOMIC            (nothing)  omp atomic update          omp atomic update
  *   PAR_ATOMIC_CAPTURE    (nothing)  omp atomic capture         omp atomic capture
+ *   PAR_ATOMIC_READ       (nothing)  omp atomic read            omp atomic read
+ *   PAR_FLUSH             (nothing)  omp flush                  omp flush   (a full memory fence)
  *   PAR_TEAMS_FOR(c)      (nothing)  omp parallel for           omp target teams distribute c
  *                                    schedule(dynamic, 1)       (one team per iteration; its
  *   TEAM_PAR_FOR(c)       (nothing)  (nothing)                  omp parallel for c   threads share inner loops)
@@ -63,6 +65,8 @@
 #define GPU_ATOMIC
 #define PAR_ATOMIC
 #define PAR_ATOMIC_CAPTURE
+#define PAR_ATOMIC_READ
+#define PAR_FLUSH
 #define PAR_TEAMS_FOR(...)
 #define TEAM_PAR_FOR(...)
 #define DEV_ENTER(...)
@@ -81,6 +85,8 @@
 #define GPU_ATOMIC
 #define PAR_ATOMIC PC_PRAGMA(omp atomic update)
 #define PAR_ATOMIC_CAPTURE PC_PRAGMA(omp atomic capture)
+#define PAR_ATOMIC_READ PC_PRAGMA(omp atomic read)
+#define PAR_FLUSH PC_PRAGMA(omp flush)
 #define PAR_TEAMS_FOR(...) PC_PRAGMA(omp parallel for schedule(dynamic, 1))
 #define TEAM_PAR_FOR(...)
 #define DEV_ENTER(...)
@@ -99,6 +105,8 @@
 #define GPU_ATOMIC PC_PRAGMA(omp atomic update)
 #define PAR_ATOMIC PC_PRAGMA(omp atomic update)
 #define PAR_ATOMIC_CAPTURE PC_PRAGMA(omp atomic capture)
+#define PAR_ATOMIC_READ PC_PRAGMA(omp atomic read)
+#define PAR_FLUSH PC_PRAGMA(omp flush)
 #define PAR_TEAMS_FOR(...) PC_PRAGMA(omp target teams distribute __VA_ARGS__)
 #define TEAM_PAR_FOR(...) PC_PRAGMA(omp parallel for __VA_ARGS__)
 #define DEV_ENTER(...) PC_PRAGMA(omp target enter data __VA_ARGS__)

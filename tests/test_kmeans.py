@@ -796,8 +796,11 @@ def test_tuned_and_portable_kernels_give_the_same_result(variant, work, distance
     """Both --kernels modes: the same labels, centroids and iterations, on uniform data (near-ties
     abound) and at a d where the CPU's blocked loop takes several chunks; and the report names
     the kernels that ran (on a GPU the tuned ones, on the host those of its variant; the portable
-    ones in a build without tuned kernels, GCC's gpu build)."""
-    for gen, k in (("gen:uniform:n=3000,d=5,seed=3", 19), ("gen:blobs:n=2000,d=300,centers=9,seed=4", 40)):
+    ones in a build without tuned kernels, GCC's gpu build; the gpu variant's small runs take all
+    their iterations in one team, whichever the mode)."""
+    small_run = variant.name == "gpu" and "host" not in extra  # km_small_run_path: small, updated on the device
+    for gen, k, small in (("gen:uniform:n=3000,d=5,seed=3", 19, small_run),
+                          ("gen:blobs:n=2000,d=300,centers=9,seed=4", 40, False)):
         out = {}
         for mode in ("tuned", "portable"):
             rc, _, err = variant.run("kmeans", gen, "-k", k, "--distance", distance, *extra, "--kernels", mode,
@@ -808,12 +811,55 @@ def test_tuned_and_portable_kernels_give_the_same_result(variant, work, distance
             assert rep["kernels"] == mode
             out[mode] = (np.load(work / f"{mode}.npy"), np.load(work / f"{mode}.c.npy"), rep["iterations"],
                          rep["assign_kernels"])
-        assert out["portable"][3] == "portable"
-        if has_tuned_kernels(variant) and (variant.name != "gpu" or ON_GPU):
+        if small:
+            assert out["portable"][3] == out["tuned"][3] == "one-team"
+        else:
+            assert out["portable"][3] == "portable"
+        if has_tuned_kernels(variant) and (variant.name != "gpu" or ON_GPU) and not small:
             assert out["tuned"][3] != "portable"  # a build with tuned kernels ran them
         np.testing.assert_array_equal(out["tuned"][0], out["portable"][0])
         np.testing.assert_array_equal(out["tuned"][1], out["portable"][1])
         assert out["tuned"][2] == out["portable"][2]
+
+
+@pytest.mark.parametrize("gen, k, extra, path", [
+    ("gen:uniform:n=20000,d=3,seed=7", 5, [], "fused"),                          # the issue's fixed-cost case
+    ("gen:blobs:n=150,d=4,centers=3,seed=2", 3, [], "one-team"),                 # iris-sized
+    ("gen:uniform:n=3000,d=64,seed=3", 9, ["--distance", "dot"], "fused"),
+    ("gen:uniform:n=400,d=70,seed=3", 9, ["--distance", "dot"], "one-team"),     # norms of two feature chunks
+    ("gen:uniform:n=3000,d=70,seed=3", 9, ["--distance", "dot"], "fused"),
+    ("gen:blobs:n=2000,d=4,centers=3,box=1000,seed=1", 6, ["--distance", "dot"], "one-team"),  # far from the origin
+    ("gen:blobs:n=30000,d=4,centers=3,box=1000,seed=1", 6, ["--distance", "dot"], "fused"),
+    ("gen:blobs:n=1001,d=2,centers=3,seed=1", 40, [], "one-team"),               # empty clusters keep their centroid
+    ("gen:blobs:n=20001,d=2,centers=3,seed=1", 40, [], "fused"),
+    ("gen:uniform:n=4000,d=5,seed=2", 5, ["--iterations", "7"], "one-team"),     # fixed iterations
+    ("gen:uniform:n=40000,d=5,seed=2", 5, ["--iterations", "7"], "fused"),
+    ("gen:uniform:n=4000,d=5,seed=2", 5, ["--tol", "1e-4"], "one-team"),         # stopped by the shift
+    ("gen:uniform:n=40000,d=5,seed=2", 5, ["--tol", "1e-4"], "fused"),
+])
+def test_small_run_paths_match_sequential(seq, gpu, work, gen, k, extra, path):
+    """The gpu variant's runs of small k (d + 1) (km_small_run_path): the smallest take every
+    iteration in one target region on one team (km_iterate_in_one_team), the next ones one region
+    an iteration (assignment and team-local sums in one pass, the last team to finish makes the
+    centroids: km_fused_pass, with several teams; on the host fallback one per thread,
+    OMP_NUM_THREADS=2). Both give seq's labels, centroids and iteration count bit for bit, and the
+    report names the path; a run of larger k (d + 1) takes neither."""
+    out = {}
+    for b in (seq, gpu):
+        rc, _, err = b.run("kmeans", gen, "-k", k, *extra, "--labels", work / f"{b.name}.npy", "--centroids",
+                           work / f"{b.name}.c.npy", "--report", work / f"{b.name}.json", "--quiet")
+        assert rc == 0, err
+        rep = json.loads((work / f"{b.name}.json").read_text())
+        out[b.name] = (np.load(work / f"{b.name}.npy"), np.load(work / f"{b.name}.c.npy"), rep["iterations"],
+                       rep["assign_kernels"])
+    assert out["gpu"][3] == path
+    np.testing.assert_array_equal(out["gpu"][0], out["seq"][0])
+    np.testing.assert_array_equal(out["gpu"][1], out["seq"][1])
+    assert out["gpu"][2] == out["seq"][2]
+    rc, _, err = gpu.run("kmeans", "gen:uniform:n=2000,d=300,seed=7", "-k", 40, "--max-iter", 2, "--report",
+                         work / "big.json", "--quiet")
+    assert rc == 0, err
+    assert json.loads((work / "big.json").read_text())["assign_kernels"] not in ("one-team", "fused")
 
 
 def test_kernels_option_is_checked(seq, work):

@@ -4,19 +4,21 @@ labels, also on iris, s1 and letter; KMeans from the same initial centroids on i
 as scikit-learn's fixed point on letter), incremental density peaks against
 a fit from scratch, bad input raising the library's message as the right exception, and
 `pip install ./python` into a fresh virtual environment with no network. The package is imported
-from python/ with the checkout's lib/; the gpu variant runs with allow_host unless
+from python/ with the libraries of $PRAGMACLUST_LIB_DIR (default the checkout's lib/) and compared
+with the programs of $PRAGMACLUST_BIN (default bin/); the gpu variant runs with allow_host unless
 PRAGMACLUST_REQUIRE_GPU=1."""
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from helpers import REPO_ROOT, load_labels, run
+from helpers import REPO_ROOT, bin_dir, load_labels, run
 
 sys.path.insert(0, str(REPO_ROOT / "python"))
-os.environ.setdefault("PRAGMACLUST_LIB_DIR", str(REPO_ROOT / "lib"))
+LIB_DIR = Path(os.environ.setdefault("PRAGMACLUST_LIB_DIR", str(REPO_ROOT / "lib"))).resolve()
 import pragmaclust  # noqa: E402
 from pragmaclust import estimators  # noqa: E402
 
@@ -27,8 +29,8 @@ REQUIRE_GPU = os.environ.get("PRAGMACLUST_REQUIRE_GPU") == "1"
 def both(request):
     """(the variant's name, its CLI program) where its library and program are built."""
     v = request.param
-    cli = REPO_ROOT / "bin" / f"pragmaclust-{v}"
-    if not (REPO_ROOT / "lib" / f"libpragmaclust-{v}.so").is_file() or not cli.is_file():
+    cli = bin_dir() / f"pragmaclust-{v}"
+    if not (LIB_DIR / f"libpragmaclust-{v}.so").is_file() or not cli.is_file():
         pytest.skip(f"the {v} library or program is not built")
     if v == "gpu":
         pragmaclust.init("gpu", allow_host=not REQUIRE_GPU)
@@ -135,8 +137,7 @@ def test_kmeans_matches_sklearn_from_the_same_centroids(data_dir, name, k):
         pytest.skip(f"{path} is missing")
     x = np.loadtxt(path, ndmin=2)
     init = x[np.random.default_rng(0).choice(len(x), k, replace=False)]
-    km = pragmaclust.KMeans(k, init=init, max_iter=1000, variant="omp" if (REPO_ROOT / "lib" /
-                            "libpragmaclust-omp.so").is_file() else "seq").fit(x)
+    km = pragmaclust.KMeans(k, init=init, max_iter=1000).fit(x)
     sk = pytest.importorskip("sklearn.cluster").KMeans(k, init=init, n_init=1, algorithm="lloyd", tol=0,
                                                        max_iter=1000).fit(x)
     assert np.array_equal(km.labels_, sk.labels_)
@@ -213,7 +214,8 @@ def test_bad_input_raises_the_library_message():
     x = np.random.default_rng(2).random((50, 2))
     bad = x.copy()
     bad[3, 1] = np.nan
-    with pytest.raises(pragmaclust.InvalidArgumentError, match=r"x\[7\] \(point 3, feature 1\) is nan; NaN and infinity are not accepted"):
+    with pytest.raises(pragmaclust.InvalidArgumentError,
+                       match=r"x\[7\] \(point 3, feature 1\) is nan; NaN and infinity are not accepted"):
         pragmaclust.KMeans(3, variant="seq").fit(bad)
     with pytest.raises(ValueError, match="eps must be finite and > 0"):
         pragmaclust.DBSCAN(eps=0.0, variant="seq").fit(x)
@@ -227,7 +229,7 @@ def test_bad_input_raises_the_library_message():
         pragmaclust.DBSCAN(variant="cuda").fit(x)
     with pytest.raises(ValueError, match="features"):
         pragmaclust.KMeans(3, random_state=0).fit(x).predict(np.ones((2, 3)))
-    with pytest.raises(AttributeError, match="not fitted"):
+    with pytest.raises(pragmaclust.NotFittedError, match="not fitted"):
         pragmaclust.KMeans(3).predict(x)
     dp = pragmaclust.DensityPeaks(dc=0.2, n_peaks=2, variant="seq").fit(x)
     with pytest.raises(pragmaclust.InvalidArgumentError, match="capacity"):
@@ -282,7 +284,7 @@ def test_ctrl_c_stops_a_long_fit_at_the_next_iteration(tmp_path):
     ignored it could not hang the tests."""
     script = tmp_path / "interrupt.py"
     script.write_text(INTERRUPT)
-    env = dict(os.environ, PRAGMACLUST_LIB_DIR=str(REPO_ROOT / "lib"))
+    env = dict(os.environ, PRAGMACLUST_LIB_DIR=str(LIB_DIR))
     p = subprocess.run([sys.executable, str(script), str(REPO_ROOT / "python")], capture_output=True, text=True,
                        env=env, timeout=300)
     assert p.returncode == 0, p.stderr
@@ -292,6 +294,38 @@ def test_ctrl_c_stops_a_long_fit_at_the_next_iteration(tmp_path):
     assert "KeyboardInterrupt: density peaks: interrupted after" in p.stdout
     assert "KeyboardInterrupt: streaming k-means: interrupted after" in p.stdout
     assert "not interrupted" not in p.stdout
+
+
+LOAD_ORDER = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np, pragmaclust
+x = np.random.default_rng(0).random((500, 3), dtype=np.float32)
+pragmaclust.KMeans(3, variant="omp", random_state=0).fit(x)
+print(pragmaclust.init("gpu", allow_host=sys.argv[2] == "1"))
+pragmaclust.KMeans(3, variant="gpu", random_state=0).fit(x)
+"""
+
+
+def test_gpu_library_after_the_omp_library(tmp_path):
+    """The gpu library, loaded into a process that used the omp library first, still finds the
+    GPU (a GPU is required under PRAGMACLUST_REQUIRE_GPU=1): it lists libomptarget before libomp,
+    so that omp_get_num_devices is libomptarget's (variants/clang.mk, SHARED_LDFLAGS_gpu)."""
+    gpu_library = LIB_DIR / "libpragmaclust-gpu.so"
+    if not gpu_library.is_file() or not (LIB_DIR / "libpragmaclust-omp.so").is_file():
+        pytest.skip("the gpu or omp library is not built")
+    readelf = subprocess.run(["readelf", "-d", str(gpu_library)], capture_output=True, text=True)
+    if readelf.returncode == 0 and "libomptarget" in readelf.stdout:  # clang's build (GCC's has no libomptarget)
+        needed = [line.split("[")[1].rstrip("]") for line in readelf.stdout.splitlines() if "(NEEDED)" in line]
+        omptarget = next(i for i, name in enumerate(needed) if name.startswith("libomptarget"))
+        assert omptarget < next(i for i, name in enumerate(needed) if name.startswith("libomp.")), needed
+    script = tmp_path / "order.py"
+    script.write_text(LOAD_ORDER)
+    p = subprocess.run([sys.executable, str(script), str(REPO_ROOT / "python"), "0" if REQUIRE_GPU else "1"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    if REQUIRE_GPU:
+        assert p.stdout.startswith("GPU "), p.stdout
 
 
 def test_pip_installs_the_package_without_network(tmp_path):

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bundle.sh OUT.tar.xz FOLDER RUNTIME_LIB... -- PROGRAM...
-# Makes a relocatable archive: FOLDER/bin with the programs, FOLDER/lib with the OpenMP runtime
-# they load (the RUNTIME_LIBs, which include those opened by name at run time, such as an offload
-# plugin, and every non-glibc library that they or the programs need). FOLDER is "." for the
+# Makes a relocatable archive: FOLDER/bin with the programs, FOLDER/lib with the RUNTIME_LIBs (the
+# OpenMP runtime they load, including those opened by name at run time, such as an offload plugin;
+# and the project's shared libraries, whose rpath is the same) and every non-glibc library that
+# they or the programs need. FOLDER is "." for the
 # archive's top. The programs carry the rpath $ORIGIN/../lib as DT_RPATH, which also serves the
 # runtime's own dependencies and its dlopen calls, so after `tar xf` they run on a machine that
 # has only the NVIDIA driver: the offload runtime opens libcuda from the driver's folder.

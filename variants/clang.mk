@@ -29,6 +29,12 @@ CFLAGS_gpu  := -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda --offload-arch=$(GP
                --cuda-path=$(CUDA_PATH)
 GPU_LINK_OPTIONS := -Wl,-mllvm,-openmp-opt-disable-spmdization
 LDFLAGS_gpu := $(CFLAGS_gpu) $(GPU_LINK_OPTIONS) -L$(LLVM_LIB) -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib:$(LLVM_LIB)'
+# The gpu shared library lists libomptarget before libomp, so that its calls of omp_get_num_devices
+# and omp_get_initial_device bind to libomptarget's own. libomp's forwarders of those ask
+# libomptarget through dlsym from libomp's lookup scope, which lacks it where another library
+# brought libomp into the process first: in a Python process that had used the omp library,
+# the gpu library then found 0 devices on a GPU machine (H100, 2026-11-25).
+SHARED_LDFLAGS_gpu := -L$(LLVM_LIB) -Wl,--push-state,--no-as-needed -lomptarget -Wl,--pop-state
 GPU_SUPPORTED := yes
 GPU_TOOLCHAIN_CHECK = variants/check-toolchain.sh "$(CC)" "$(CUDA_PATH)" "$(LLVM_LIB)" "$(GPU_ARCH)"
 
@@ -52,3 +58,4 @@ BUNDLE          := dist/pragmaclust-bundle.tar.xz
 BUNDLE_FOLDER   := .
 BUNDLE_PROGRAMS  = $(foreach v,$(ALL_VARIANTS),bin/pragmaclust-$(v))
 BUNDLE_RUNTIME  := $(LLVM_LIB)/libomptarget.so.$(LLVM_VERSION).1 $(LLVM_LIB)/libomp.so.5
+BUNDLE_LIBRARIES = $(foreach v,$(ALL_VARIANTS),lib/libpragmaclust-$(v).so)

@@ -48,4 +48,5 @@ TUNED_gpu :=
 BUNDLE          := dist/pragmaclust-gcc-bundle.tar.xz
 BUNDLE_FOLDER   := gcc
 BUNDLE_PROGRAMS := bin/pragmaclust-gpu
+BUNDLE_LIBRARIES :=
 BUNDLE_RUNTIME  := $(shell $(CC) -print-file-name=libgomp-plugin-nvptx.so.1)

@@ -13,10 +13,10 @@ import ctypes
 
 from ._capi import (VARIANTS, InitOptions, InvalidArgumentError, NoDeviceError, OutOfMemoryError, PragmaclustError,
                     UnsupportedError, default_variant, library)
-from .estimators import DBSCAN, DensityPeaks, KMeans, StreamingKMeans
+from .estimators import DBSCAN, DensityPeaks, KMeans, NotFittedError, StreamingKMeans
 
 __all__ = ["KMeans", "StreamingKMeans", "DBSCAN", "DensityPeaks", "init", "info", "default_variant", "PragmaclustError",
-           "InvalidArgumentError", "OutOfMemoryError", "NoDeviceError", "UnsupportedError"]
+           "InvalidArgumentError", "OutOfMemoryError", "NoDeviceError", "UnsupportedError", "NotFittedError"]
 __version__ = "0.9.0"
 
 

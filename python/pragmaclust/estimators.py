@@ -9,9 +9,17 @@ import numpy as np
 
 from . import _capi
 
-try:  # scikit-learn's base classes when installed (clone, repr, get_params), else the same by hand
+try:  # scikit-learn's base classes and NotFittedError when installed (clone, repr, get_params), else the same by hand
     from sklearn.base import BaseEstimator as _Base, ClusterMixin as _ClusterMixin
+    from sklearn.base import TransformerMixin as _TransformerMixin
+    from sklearn.exceptions import NotFittedError
 except ImportError:  # pragma: no cover - exercised where scikit-learn is absent
+    class _TransformerMixin:
+        """Marks an estimator with transform (scikit-learn's mixin sets its tags)."""
+
+    class NotFittedError(ValueError, AttributeError):
+        """A fitted attribute or method used before fit (scikit-learn's exception of that name)."""
+
     class _Base:
         @classmethod
         def _get_param_names(cls):
@@ -99,17 +107,18 @@ class _Estimator(_Base):
 
     def _check_fitted(self, attribute):
         if not hasattr(self, attribute):
-            raise AttributeError(f"this {type(self).__name__} is not fitted yet: call fit first")
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit first")
 
 
-class _NearestCentroid:
+class _NearestCentroid(_TransformerMixin):
     """predict, transform and score of a fitted cluster_centers_, in NumPy (float64)."""
 
     def _distances2(self, X):
         self._check_fitted("cluster_centers_")
         x = _points(X).astype(np.float64)
         if x.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {x.shape[1]} features, the model {self.n_features_in_}")
+            raise ValueError(f"X has {x.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input")
         if not np.isfinite(x).all():
             raise ValueError("X holds NaN or infinity: only finite values can be assigned to a centroid")
         c = self.cluster_centers_.astype(np.float64)
@@ -302,7 +311,8 @@ class StreamingKMeans(_LibraryModel, _ClusterMixin, _NearestCentroid, _Estimator
             self._model, self._lib, self._max_chunk = model, lib, max_chunk
             self.n_features_in_, self.n_samples_seen_, self.n_chunks_ = d, 0, 0
         elif d != self.n_features_in_:
-            raise ValueError(f"X has {d} features, the stream {self.n_features_in_}")
+            raise ValueError(f"X has {d} features, but {type(self).__name__} is expecting {self.n_features_in_} "
+                             "features as input (those of the stream's first chunk)")
         timings = {}
         for first in range(0, n, self._max_chunk):
             rows = min(self._max_chunk, n - first)
@@ -429,7 +439,8 @@ class DensityPeaks(_LibraryModel, _ClusterMixin, _Estimator):
         self._check_fitted("_model")
         x = _points(X)
         if x.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {x.shape[1]} features, the model {self.n_features_in_}")
+            raise ValueError(f"X has {x.shape[1]} features, but {type(self).__name__} is expecting "
+                             f"{self.n_features_in_} features as input")
         result = _capi.Result()
         self._lib.call("dpc_insert", self._model, _ptr(x, ctypes.c_float), x.shape[0], ctypes.byref(result))
         self._refresh(result)

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""bench_python.py - the Python package against the program on the k-means benchmark cases (not a test).
+
+For each case (bench_kmeans.py's sets) the data set is written once by `pragmaclust-seq generate`
+and k initial centroids are drawn from its rows; then `pragmaclust-<variant> kmeans` and
+`pragmaclust.KMeans(variant=...)` run the same Lloyd passes from them (--max-iter, the default
+distance and update), each after one warm-up run, --repeat times. Printed per case: the
+program's whole-run time (the report's total_s median: copies in and out and every pass),
+the Python fit's wall time (median: conversion checks, the worker thread, ctypes, the library's
+call) and the library's own total inside it (timings_["total"]), their ratio, the copy in of
+each (h2d: the program's of its dimension-major copy; the library's of the caller's rows with
+their layout on the device), and whether the labels and centroids are bit-identical.
+
+  experiments/bench_python.py [--bin DIR] [--lib DIR] [--variant gpu] [--cases issue,odd]
+                              [--max-iter 20] [--repeat 5] [--csv FILE]
+"""
+import argparse
+import csv
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench_common import run_with_report
+from bench_kmeans import CASE_SETS
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def python_fits(variant, x, init, max_iter, repeat):
+    """Medians of `repeat` fits after one warm-up: wall time, the library's total and its h2d
+    phase; and the last model."""
+    import pragmaclust
+    walls, totals, h2d, model = [], [], [], None
+    for run in range(repeat + 1):
+        model = pragmaclust.KMeans(len(init), init=init, max_iter=max_iter, variant=variant)
+        start = time.perf_counter()
+        model.fit(x)
+        wall = time.perf_counter() - start
+        if run:
+            walls.append(wall)
+            totals.append(model.timings_["total"])
+            h2d.append(model.timings_["h2d"])
+    return statistics.median(walls), statistics.median(totals), statistics.median(h2d), model
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default="bin", help="folder with pragmaclust-<variant> (default bin)")
+    ap.add_argument("--lib", default=str(REPO / "lib"), help="folder with libpragmaclust-<variant>.so (default lib)")
+    ap.add_argument("--variant", default="gpu", choices=["seq", "omp", "gpu"])
+    ap.add_argument("--cases", default="issue,odd", help="issue, odd, or comma-separated NxDxK (default issue,odd)")
+    ap.add_argument("--max-iter", type=int, default=20, help="Lloyd passes at most (default 20)")
+    ap.add_argument("--repeat", type=int, default=5, help="timed runs of each side (default 5)")
+    ap.add_argument("--allow-host", action="store_true", help="the gpu variant may run on the host")
+    ap.add_argument("--csv", help="also write the rows to this CSV file")
+    args = ap.parse_args()
+
+    os.environ.setdefault("PRAGMACLUST_LIB_DIR", args.lib)
+    sys.path.insert(0, str(REPO / "python"))
+    import pragmaclust
+    where = pragmaclust.init(args.variant, allow_host=args.allow_host)
+    program = os.path.join(args.bin, f"pragmaclust-{args.variant}")
+    extra = ["--allow-host"] if args.allow_host and args.variant == "gpu" else []
+    print(f"library: {pragmaclust.info(args.variant)['library']}; kernels on: {where}")
+    header = (f"{'case (n x d, k)':<24} {'its':>4} {'program ms':>11} {'python ms':>10} {'library ms':>11} "
+              f"{'python/program':>15} {'h2d program':>12} {'h2d library':>12}  identical")
+    print(header)
+    print("-" * len(header))
+    cases = []
+    for item in args.cases.split(","):
+        cases += CASE_SETS[item].split(",") if item in CASE_SETS else [item]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        data, init_file = os.path.join(tmp, "x.npy"), os.path.join(tmp, "init.npy")
+        labels_file, centroids_file = os.path.join(tmp, "labels.npy"), os.path.join(tmp, "centroids.npy")
+        for case in cases:
+            n, d, k = (int(v) for v in case.lower().split("x"))
+            label = f"{n}x{d}, k={k}"
+            subprocess.run([os.path.join(args.bin, "pragmaclust-seq"), "generate", f"gen:uniform:n={n},d={d},seed=7",
+                            "--out", data], check=True)
+            x = np.load(data)
+            init = x[np.random.default_rng(1).choice(n, size=k, replace=False)]
+            np.save(init_file, init)
+            rep, err = run_with_report([program, "kmeans", data, "-k", str(k), "--init", init_file, "--max-iter",
+                                        str(args.max_iter), "--warmup", "1", "--repeat", str(args.repeat), "--quiet",
+                                        "--labels", labels_file, "--centroids", centroids_file] + extra)
+            if err:
+                print(f"{label:<24} program: {err}")
+                continue
+            program_s, program_h2d = rep["timing"]["total_s"]["median"], rep["timing"]["phases_s"]["h2d"]["median"]
+            wall_s, library_s, library_h2d, model = python_fits(args.variant, x, init, args.max_iter, args.repeat)
+            same = (np.array_equal(np.load(labels_file), model.labels_)
+                    and np.array_equal(np.load(centroids_file), model.cluster_centers_)
+                    and rep["iterations"] == model.n_iter_)
+            print(f"{label:<24} {model.n_iter_:>4} {program_s * 1e3:>11.3f} {wall_s * 1e3:>10.3f} "
+                  f"{library_s * 1e3:>11.3f} {wall_s / program_s:>15.3f} {program_h2d * 1e3:>12.3f} "
+                  f"{library_h2d * 1e3:>12.3f}  {'yes' if same else 'NO'}")
+            sys.stdout.flush()
+            rows.append([n, d, k, model.n_iter_, program_s, wall_s, library_s, wall_s / program_s, program_h2d,
+                         library_h2d, int(same)])
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["n", "d", "k", "iterations", "program_s", "python_wall_s", "library_s", "ratio", "program_h2d_s",
+                        "library_h2d_s", "identical"])
+            w.writerows(rows)
+    if rows and not all(r[-1] for r in rows):
+        sys.exit("bench_python.py: the Python results differ from the program's on a case marked NO")
+
+
+if __name__ == "__main__":
+    main()
