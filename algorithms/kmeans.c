@@ -134,6 +134,12 @@ PC_KNOB(KM_FINALIZE_TEAMS_PER_SM)
 PC_KNOB(KM_FINALIZE_BATCH)
 /* Centroids per tile of the assign step's copy of the centroids (kmeans_tuned.h). */
 PC_KNOB(KM_TILE)
+/* Centroid values (k d) from which km_run lays the centroids out on the host's threads. */
+#define KM_HOST_LAYOUT_MIN_DEFAULT 65536
+#ifndef KM_HOST_LAYOUT_MIN
+#define KM_HOST_LAYOUT_MIN KM_HOST_LAYOUT_MIN_DEFAULT
+#endif
+PC_KNOB(KM_HOST_LAYOUT_MIN)
 /* The gpu variant's runs of small k (d + 1) (km_small_run_path): all their iterations in one team
  * (km_iterate_in_one_team) up to KM_ONE_TEAM_WORK multiply-adds an assign step (n kpad d), one
  * fused pass an iteration (km_fused_pass) up to KM_FUSED_WORK; 0 turns a path off. The bounds
@@ -978,12 +984,18 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   if (!ct || !cs || !cs_lo || !cn || !norm_parts || !offset || !sums || !scale || !unscale || !scale_part) goto out;
   /* cuBLAS' handle and device scratch: before the clock, like the program's device start-up */
   if (gemm && km_gemm_begin(n, d, k, params->distance == KM_DISTANCE_GEMM_TF32, &scratch) != 0) goto out;
-  memset(ct, 0, ct_len * sizeof *ct);
-  for (int c = 0; c < k; c++)
-    for (size_t j = 0; j < d; j++) ct[j * (size_t)kpad + (size_t)c] = centroids[(size_t)c * d + j];
+  /* the centroids dimension-major, and their mean: by feature on the host's threads where there
+   * are many (at k d = 10^6 one thread took ~5 ms on each side of the run) */
+  const int many = (size_t)k * d >= KM_HOST_LAYOUT_MIN;
+  (void)many; /* a clause of the threaded variants only */
+  HOST_PAR_FOR(if(many))
   for (size_t j = 0; j < d; j++) {
     double mean = 0.0;
-    for (int c = 0; c < k; c++) mean += centroids[(size_t)c * d + j];
+    for (int c = 0; c < kpad; c++) {
+      const float v = c < k ? centroids[(size_t)c * d + j] : 0.0f;
+      ct[j * (size_t)kpad + (size_t)c] = v;
+      mean += v;
+    }
     offset[j] = (float)(mean / k);
   }
 
@@ -1104,6 +1116,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   result->phase_s[KM_PHASE_D2H] += pc_now() - t0;
   result->total_s = pc_now() - t_start;
 
+  HOST_PAR_FOR(if(many))
   for (int c = 0; c < k; c++)
     for (size_t j = 0; j < d; j++) centroids[(size_t)c * d + j] = ct[j * (size_t)kpad + (size_t)c];
   rc = failed ? -1 : 0;
