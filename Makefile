@@ -61,7 +61,7 @@ tuned_of = $(TUNED_$(1)) $(foreach s,$(TUNED_SEAMS),$(if $(filter algorithms/$(s
 VERSION := $(strip $(file < VERSION))
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 
-.PHONY: all build lib install info toolchain test test-deps paper-deps bundle bench bench-kmeans bench-dbscan bench-dpc experiments tables plots paper datasets \
+.PHONY: all build lib install info toolchain test test-deps paper-deps bundle bench bench-kmeans bench-python bench-dbscan bench-dpc experiments tables plots paper datasets \
         datasets-verify clean distclean
 all: build
 build: $(foreach v,$(VARIANTS),bin/pragmaclust-$(v))
@@ -182,6 +182,12 @@ bench: bench-kmeans bench-dbscan bench-dpc
 bench-kmeans: toolchain
 	@$(MAKE) --no-print-directory VARIANT=all build
 	@$(PYTHON) experiments/bench_kmeans.py --bin bin
+
+# The Python package's KMeans against the program (the gpu variant; VARIANT_BENCH=omp on a host).
+VARIANT_BENCH ?= gpu
+bench-python: toolchain
+	@$(MAKE) --no-print-directory VARIANT=all build lib
+	@cd experiments && $(PYTHON) bench_python.py --bin ../bin --lib ../lib --variant $(VARIANT_BENCH)
 
 bench-dbscan: toolchain
 	@variants/install-toolchain.sh --tests "$(TOOLCHAIN_DIR)"

@@ -200,6 +200,7 @@ static void cost_region_mapping_a_scalar(int *scalar) {
   scalar[0]++;
 }
 static void cost_update_of_a_scalar(int *scalar) {
+  (void)scalar; /* GCC does not count the directive's use */
 #pragma omp target update from(scalar[0 : 1])
 }
 static void cost_counting_loop(int *scalar) {
