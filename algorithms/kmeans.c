@@ -381,6 +381,15 @@ static inline __attribute__((always_inline)) void km_team_add(km_team_word *sums
   sums[e] += q;
 #endif
 }
+/* Point i into the team-local sums of whole clusters (cluster c's d sums at c * (d + 1), its
+ * count after them). */
+static inline __attribute__((always_inline)) void km_team_add_point(km_team_word *sums, const float *restrict xt,
+                                                                    const float *restrict scale, size_t n, size_t d,
+                                                                    size_t i, int c) {
+  const size_t base = (size_t)c * (d + 1);
+  for (size_t j = 0; j < d; j++) km_team_add(sums, base + j, km_to_fixed(xt[j * n + i], scale[j]));
+  km_team_add(sums, base + d, 1);
+}
 static inline km_fixed km_team_sum(const km_team_word *sums, size_t e) {
 #if defined(PC_VARIANT_GPU)
   return (km_fixed)((unsigned long long)sums[2 * e + 1] << 32 | sums[2 * e]);
@@ -533,9 +542,7 @@ static void km_accumulate_in_teams(const float *restrict xt, const int *restrict
     const size_t lo = n * (size_t)t / (size_t)teams, hi = n * (size_t)(t + 1) / (size_t)teams;
     TEAM_PAR_FOR()
     for (size_t i = lo; i < hi; i++) {
-      const size_t base = (size_t)labels[i] * row;
-      for (size_t j = 0; j < d; j++) km_team_add(local, base + j, km_to_fixed(xt[j * n + i], scale[j]));
-      km_team_add(local, base + d, 1);
+      km_team_add_point(local, xt, scale, n, d, i, labels[i]);
     }
     TEAM_PAR_FOR()
     for (size_t e = 0; e < len; e++) {
@@ -753,8 +760,7 @@ static __attribute__((unused)) void km_iterate_in_one_team(const float *restrict
         const int best = km_nearest_in_tiles(xt, cs, cn, n, d, kpad, direct, i);
         changed += labels[i] != best;
         labels[i] = best;
-        for (size_t j = 0; j < d; j++) km_team_add(local, (size_t)best * row + j, km_to_fixed(xt[j * n + i], scale[j]));
-        km_team_add(local, (size_t)best * row + d, 1);
+        km_team_add_point(local, xt, scale, n, d, i, best);
       }
       double shift = 0.0;
       TEAM_PAR_FOR(reduction(+ : shift))
@@ -834,8 +840,7 @@ static __attribute__((unused)) long km_fused_pass(const float *restrict xt, floa
       const int best = km_nearest_in_tiles(xt, cs, cn, n, d, kpad, direct, i);
       team_changed += labels[i] != best;
       labels[i] = best;
-      for (size_t j = 0; j < d; j++) km_team_add(local, (size_t)best * row + j, km_to_fixed(xt[j * n + i], scale[j]));
-      km_team_add(local, (size_t)best * row + d, 1);
+      km_team_add_point(local, xt, scale, n, d, i, best);
     }
     TEAM_PAR_FOR()
     for (size_t e = 0; e < len; e++) {
