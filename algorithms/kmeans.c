@@ -824,10 +824,9 @@ static __attribute__((unused)) long km_fused_pass(const float *restrict xt, floa
   const size_t row = d + 1, len = (size_t)k * row, entries = d * (size_t)kpad, kd = (size_t)k * d;
   const size_t chunks = direct ? 0 : (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK;
   const size_t nexts = len > entries ? len : entries; /* the last team's second loop */
-  long changed = 0;
-  double shift = 0.0;
+  double out[2] = {0.0, 0.0}; /* changed labels (exact in a double) and shift: one map, not two */
   (void)threads; /* a clause of the gpu variant's only */
-  PAR_TEAMS_FOR(num_teams(teams) thread_limit(threads) map(from : changed, shift))
+  PAR_TEAMS_FOR(num_teams(teams) thread_limit(threads) map(from : out[0 : 2]))
   for (int t = 0; t < teams; t++) {
     km_team_word local[KM_SUM_WORDS * KM_TEAM_SUMS];
     TEAM_LOCAL(local)
@@ -897,12 +896,12 @@ static __attribute__((unused)) long km_fused_pass(const float *restrict xt, floa
         state[1] = 0;
       }
       state[0] = 0;
-      changed = (long)total;
-      shift = moved;
+      out[0] = (double)total;
+      out[1] = moved;
     }
   }
-  *shift_out = shift;
-  return changed;
+  *shift_out = out[1];
+  return (long)out[0];
 }
 
 static double km_sse(const float *restrict xt, const float *restrict ct, const int *restrict labels, size_t n, size_t d,
