@@ -701,9 +701,39 @@ static double km_finalize(const km_fixed *restrict sums, const double *restrict 
   return shift;
 }
 
+/* What both small-run loops (km_iterate_in_one_team, km_fused_pass) do per entry, as the general
+ * path's km_prepare and km_finalize do it, so that all three give the same bits. */
+DEV_FUNCS_BEGIN
+/* Entry e = j * kpad + c of ct into the portable loop's tiles of cs (km_prepare, tile by tile):
+ * shifted by the offset in the dot form, 0 for a padding centroid. */
+static inline void km_put_tile_entry(float *restrict cs, const float *restrict ct, const float *restrict offset,
+                                     size_t d, int k, int kpad, int direct, size_t e) {
+  const size_t j = e / (size_t)kpad, c = e - j * (size_t)kpad;
+  cs[km_tile_at((int)c, j, d, kpad, 0)] = c < (size_t)k ? ct[e] - (direct ? 0.0f : offset[j]) : 0.0f;
+}
+/* cn[c] as km_prepare makes it: the chunks' partial norms added in order (0 in the direct form,
+ * where chunks = 0), +inf for a padding centroid. */
+static inline float km_centroid_term(const float *restrict ct, const float *restrict offset, size_t d, int k, int kpad,
+                                     size_t chunks, size_t c) {
+  if (c >= (size_t)k) return INFINITY;
+  double norm = 0.0;
+  for (size_t q = 0; q < chunks; q++) norm += km_norm_part(ct, offset, d, kpad, c, q);
+  return (float)norm;
+}
+/* Coordinate *at of a centroid becomes its cluster's mean (km_finalize's formula) where the
+ * cluster has points; returns the squared move. */
+static inline double km_move_coordinate(float *at, km_fixed sum, double unscale, km_fixed count) {
+  if (count <= 0) return 0.0;
+  const float updated = km_mean(sum, unscale, count);
+  const double delta = (double)updated - (double)*at;
+  *at = updated;
+  return delta * delta;
+}
+DEV_FUNCS_END
+
 /* The gpu variant's paths for runs of small k (d + 1), whose iterations are too short for the
- * several launches an iteration of the general path (each ~11 us on an H100 before any work,
- * docs/performance.md): where the update is on the device, the distances portable (not cuBLAS,
+ * several launches an iteration of the general path (each costs more than their work;
+ * docs/performance.md, 2026-11-25): where the update is on the device, the distances portable (not cuBLAS,
  * not the tensor cores) and the team-local sums hold whole clusters (k (d + 1) <= KM_TEAM_SUMS),
  * KM_PATH_ONE_TEAM up to KM_ONE_TEAM_WORK multiply-adds an assign step, KM_PATH_FUSED up to
  * KM_FUSED_WORK; else KM_PATH_GENERAL (larger steps, where the tuned kernels win). */
@@ -730,7 +760,7 @@ static __attribute__((unused)) void km_iterate_in_one_team(const float *restrict
                                                            km_result *result) {
   const size_t row = d + 1, sum_words = KM_SUM_WORDS * (size_t)k * row, entries = d * (size_t)kpad;
   const size_t kd = (size_t)k * d, chunks = direct ? 0 : (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK;
-  const size_t firsts = sum_words > (size_t)kpad ? sum_words : (size_t)kpad;
+  const size_t firsts = sum_words > entries ? sum_words : entries; /* entries >= kpad */
   int iterations = 0, converged = 0;
   long last_changed = 0;
   PAR_TEAMS_FOR(GPU_ONLY(num_teams(1) thread_limit(KM_ONE_TEAM_THREADS))
@@ -740,18 +770,9 @@ static __attribute__((unused)) void km_iterate_in_one_team(const float *restrict
     TEAM_LOCAL(local)
     for (int it = 0; it < wanted; it++) {
       TEAM_PAR_FOR()
-      for (size_t e = 0; e < entries; e++) { /* the tiles: km_prepare's, for the portable loop */
-        const size_t j = e / (size_t)kpad;
-        const int c = (int)(e - j * (size_t)kpad);
-        cs[km_tile_at(c, j, d, kpad, 0)] = c < k ? ct[e] - (direct ? 0.0f : offset[j]) : 0.0f;
-      }
-      TEAM_PAR_FOR()
-      for (size_t e = 0; e < firsts; e++) { /* the norms, and the sums cleared */
-        if (e < (size_t)kpad) {
-          double norm = 0.0;
-          for (size_t q = 0; q < chunks && e < (size_t)k; q++) norm += km_norm_part(ct, offset, d, kpad, e, q);
-          cn[e] = e >= (size_t)k ? INFINITY : (float)norm;
-        }
+      for (size_t e = 0; e < firsts; e++) { /* the tiles and norms, and the sums cleared */
+        if (e < entries) km_put_tile_entry(cs, ct, offset, d, k, kpad, direct, e);
+        if (e < (size_t)kpad) cn[e] = km_centroid_term(ct, offset, d, k, kpad, chunks, e);
         if (e < sum_words) local[e] = 0;
       }
       long changed = 0;
@@ -764,15 +785,10 @@ static __attribute__((unused)) void km_iterate_in_one_team(const float *restrict
       }
       double shift = 0.0;
       TEAM_PAR_FOR(reduction(+ : shift))
-      for (size_t e = 0; e < kd; e++) { /* feature j of centroid c, as km_finalize */
+      for (size_t e = 0; e < kd; e++) { /* feature j of centroid c */
         const size_t j = e / (size_t)k, c = e - j * (size_t)k;
-        const km_fixed count = km_team_sum(local, c * row + d);
-        if (count > 0) {
-          const float updated = km_mean(km_team_sum(local, c * row + j), unscale[j], count);
-          const double delta = (double)updated - (double)ct[j * (size_t)kpad + c];
-          shift += delta * delta;
-          ct[j * (size_t)kpad + c] = updated;
-        }
+        shift += km_move_coordinate(ct + j * (size_t)kpad + c, km_team_sum(local, c * row + j), unscale[j],
+                                    km_team_sum(local, c * row + d));
       }
       iterations = it + 1;
       last_changed = changed;
@@ -869,25 +885,13 @@ static __attribute__((unused)) long km_fused_pass(const float *restrict xt, floa
         count = sums[d * (size_t)k + c];
         PAR_ATOMIC_READ
         sum = sums[e];
-        if (count > 0) {
-          const float updated = km_mean(sum, unscale[j], count);
-          const double delta = (double)updated - (double)ct[j * (size_t)kpad + c];
-          moved += delta * delta;
-          ct[j * (size_t)kpad + c] = updated;
-        }
+        moved += km_move_coordinate(ct + j * (size_t)kpad + c, sum, unscale[j], count);
       }
       TEAM_PAR_FOR()
       for (size_t e = 0; e < nexts; e++) { /* the sums cleared; the next pass's tiles and norms */
         if (e < len) sums[e] = 0;
-        if (e < entries) {
-          const size_t j = e / (size_t)kpad, c = e - j * (size_t)kpad;
-          cs[km_tile_at((int)c, j, d, kpad, 0)] = c < (size_t)k ? ct[e] - (direct ? 0.0f : offset[j]) : 0.0f;
-        }
-        if (e < (size_t)kpad) {
-          double norm = 0.0;
-          for (size_t q = 0; q < chunks && e < (size_t)k; q++) norm += km_norm_part(ct, offset, d, kpad, e, q);
-          cn[e] = e >= (size_t)k ? INFINITY : (float)norm;
-        }
+        if (e < entries) km_put_tile_entry(cs, ct, offset, d, k, kpad, direct, e);
+        if (e < (size_t)kpad) cn[e] = km_centroid_term(ct, offset, d, k, kpad, chunks, e);
       }
       km_fixed total;
       PAR_ATOMIC_CAPTURE
@@ -951,8 +955,10 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
    * asked for them; else the portable loop. cuBLAS needs neither. */
   const km_path path = km_small_run_path(n, d, k, kpad, on_device, !gemm && !tensor);
   const int one_team = path == KM_PATH_ONE_TEAM, fused = path == KM_PATH_FUSED;
-  if (path != KM_PATH_GENERAL) result->kernels = one_team ? "one-team" : "fused";
-  if (path != KM_PATH_GENERAL) result->update_sums = km_sums_names[KM_SUMS_WHOLE];
+  if (path != KM_PATH_GENERAL) { /* both sum whole clusters in team-local memory */
+    result->kernels = one_team ? "one-team" : "fused";
+    result->update_sums = km_sums_names[KM_SUMS_WHOLE];
+  }
   const km_tuned_kernels *tuned =
       gemm || path != KM_PATH_GENERAL || params->kernels == PC_KERNELS_PORTABLE ? NULL : km_tuned();
   km_tuned_run *tuned_run = NULL;
@@ -989,7 +995,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   /* cuBLAS' handle and device scratch: before the clock, like the program's device start-up */
   if (gemm && km_gemm_begin(n, d, k, params->distance == KM_DISTANCE_GEMM_TF32, &scratch) != 0) goto out;
   /* the centroids dimension-major, and their mean: by feature on the host's threads where there
-   * are many (at k d = 10^6 one thread took ~5 ms on each side of the run) */
+   * are many (one thread was most of a Python fit's own time at k d = 10^6: docs/performance.md) */
   const int many = (size_t)k * d >= KM_HOST_LAYOUT_MIN;
   (void)many; /* a clause of the threaded variants only */
   HOST_PAR_FOR(if(many))
