@@ -22,8 +22,11 @@ from). Rows whose cause is gone (missing-data once the file is there, missing-pr
 built, no-device once the GPU offloads) are run again; --retry-failed runs every row that is not ok.
 Children die with the runner (SIGINT, SIGTERM, SIGHUP: their process group is ended; the runner
 killed: their parent-death signal), and a start removes what a killed runner left (staged CSVs
-and tables, its folder of reports). Standard library only (Python 3.11+), so it also runs on a GPU
-machine that has only the bundle.
+and tables, its folder of reports). The gpu variant never runs on the host: without a usable GPU
+its rows are recorded as no-device ("n/a (no GPU)") and run when a GPU is there. The last lines
+printed are the summary: the runs of the scale by status, where the results and the tables are,
+and the commands that come next (make plots, make paper). Standard library only (Python 3.11+),
+so it also runs on a GPU machine that has only the bundle.
 """
 import argparse
 import csv
@@ -34,6 +37,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import signal
 import statistics
@@ -315,7 +319,7 @@ def measure(exp, scale, params, variant, ctx):
         if rc is None:
             return status_row("timeout", f"exceeded the {spec['budget_s']} s budget")
         if rc == EXIT_NO_DEVICE:
-            return status_row("no-device", last_line(err), exit_status=rc)
+            return status_row("no-device", tables.no_gpu_reason(last_line(err)), exit_status=rc)
         if rc < 0:
             return status_row("crashed", f"killed by signal {-rc}: {last_line(err)}", exit_status=rc)
         if rc == EXIT_CHECK_FAILED and CHECK_FAILED in err:
@@ -419,12 +423,13 @@ class Context:
         return self.run_dir / f"report.{self.reports}.json"
 
     def probe_gpu(self):
-        """None when the gpu program offloads, else the reason (shown as n/a (no GPU))."""
+        """None when the gpu program offloads, else the reason (shown as n/a (no GPU)), in the program's
+        words less its advice to pass --allow-host, which the runner never does (tables.no_gpu_reason)."""
         program = self.bin_dir / "pragmaclust-gpu"
         if not program.exists():
             return f"{program} is not built"
         rc, _, err = run_child([str(program), "info", "--require-gpu"], None)
-        return None if rc == 0 else (last_line(err) or f"exit status {rc}")
+        return None if rc == 0 else tables.no_gpu_reason(last_line(err) or f"exit status {rc}")
 
     def prepare(self, spec, path):
         """Writes the generated data set `spec` to path with the seq program; error text or None."""
@@ -515,8 +520,11 @@ def run_plan(args, exps, scale_dir, csv_path, ctx):
                  else "; --reuse-other-builds keeps the rows of other builds"))
     if reused:
         print(f"kept {reused} runs of other builds (--reuse-other-builds): the tables name their build")
-    if ctx.gpu_problem:
-        print(f"gpu variant: n/a (no GPU): {ctx.gpu_problem}")
+    if ctx.gpu_problem and not ctx.build_id("gpu"):
+        print(f"gpu variant: {ctx.gpu_problem}: its runs are recorded as missing-program")
+    elif ctx.gpu_problem:
+        print(f"gpu variant: no usable GPU here ({ctx.gpu_problem}): its runs are recorded as n/a (no GPU), "
+              "not run on the host; the same command on a machine with a GPU runs them")
     # time-outs that are kept (not rerun) still skip the larger configurations of their variant
     rerun = {(e["name"], config_id(p), v["name"]) for e, p, v in todo}
     timed_out = {}
@@ -553,18 +561,65 @@ def run_plan(args, exps, scale_dir, csv_path, ctx):
                 print(f" {status}{detail} ({elapsed:.1f} s; elapsed {fmt_duration(time.monotonic() - t_start)}, "
                       f"about {fmt_duration(left)} left)", flush=True)
     except KeyboardInterrupt as e:
-        code = interrupted(e, csv_path)
-        summarize(counts, time.monotonic() - t_start)
-        return code
-    summarize(counts, time.monotonic() - t_start)
+        print(this_run(counts, time.monotonic() - t_start))
+        return interrupted(e, csv_path)
     tables.write_all(exps, rows, args.scale, scale_dir / "tables", echo=True,
                      current_builds={p: ctx.build_id(p) or None for p in ctx.builds})
+    print(final_lines(args, plan, rows, this_run(counts, time.monotonic() - t_start)))
     return 0
 
 
-def summarize(counts, seconds):
-    parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "nothing to run"
-    print(f"summary: {parts} in {fmt_duration(seconds)}")
+# ---- the last lines ------------------------------------------------------------------------------
+# The summary's words for the statuses, in its order; the first four are said even when none has them.
+SUMMARY_STATUSES = (("ok", "ok"), ("failed", "failed"), ("timeout", "timed out"),
+                    ("skipped-budget", "skipped (over the budget)"), ("crashed", "crashed"),
+                    ("no-device", "n/a (no GPU)"), ("missing-data", "missing data"),
+                    ("missing-program", "missing program"), ("not-run", "not run yet"))
+
+
+def count_words(counts, always=4):
+    """{status: n} in words, in SUMMARY_STATUSES's order: "3 ok, 0 failed, 0 timed out, ..."."""
+    words = dict(SUMMARY_STATUSES)
+    known = [s for s, _ in SUMMARY_STATUSES]
+    order = known + sorted(s for s in counts if s not in words)
+    return ", ".join(f"{counts.get(s, 0)} {words.get(s, s)}" for i, s in enumerate(order)
+                     if counts.get(s) or i < always)
+
+
+def this_run(counts, seconds):
+    """What this runner ran, as a line of the summary."""
+    if not counts:
+        return "this run: nothing to run (every run of this scale is in the results file)"
+    n = sum(counts.values())
+    return f"this run: {n} run{'s' if n != 1 else ''} in {fmt_duration(seconds)}: {count_words(counts, always=0)}"
+
+
+def make_command(target, args):
+    """The make command of a target for this scale and results folder."""
+    results = "" if args.results == "results" else f" RESULTS={shlex.quote(str(args.results))}"
+    return f"make {target} SCALE={args.scale}{results}"
+
+
+def final_lines(args, plan, rows, ran=None):
+    """The runner's last lines: the runs of the scale by status (each (experiment, configuration,
+    variant) of the plan once, as the CSV records it now), the line `ran` about this runner's own
+    runs, where the results and the tables are, and the commands that come next."""
+    recorded = {}
+    for r in rows:
+        if r["scale"] == args.scale:
+            key = (r["experiment"], r["config"], r["variant"])
+            recorded[key] = "ok" if r["status"] == "ok" or recorded.get(key) == "ok" else r["status"]
+    counts = {}
+    for e, p, v in plan:
+        status = recorded.get((e["name"], config_id(p), v["name"]), "not-run")
+        counts[status] = counts.get(status, 0) + 1
+    scale_dir = Path(args.results) / args.scale
+    lines = ["", f"summary: {len(plan)} runs at the {args.scale} scale: {count_words(counts)}"]
+    lines += [ran] if ran else []
+    lines += [f"results: {scale_dir / 'results.csv'}",
+              f"tables:  {scale_dir / 'tables'}/ (all.md: every table; <name>.md and <name>.tex: one each)",
+              f"next:    {make_command('plots', args)} (the figures), then {make_command('paper', args)}"]
+    return "\n".join(lines)
 
 
 def main():
@@ -575,7 +630,8 @@ def main():
     ap.add_argument("--experiment", dest="experiments", action="append",
                     help="run this experiment file instead of experiments/*.toml (repeatable)")
     ap.add_argument("--bin", default="bin", help="folder with pragmaclust-{seq,omp,gpu} (default bin)")
-    ap.add_argument("--data-dir", default=os.environ.get("DATA_DIR", "data"), help="real data sets (default $DATA_DIR or data)")
+    ap.add_argument("--data-dir", default=os.environ.get("DATA_DIR", "data"),
+                    help="real data sets (default $DATA_DIR or data)")
     ap.add_argument("--results", default="results", help="results folder (default results)")
     ap.add_argument("--retry-failed", action="store_true",
                     help="run again every row that is not ok (failed, crashed, timed out, skipped, missing, no device)")
@@ -590,8 +646,10 @@ def main():
             scale_dir = Path(args.results) / args.scale
             tables.clean_stale_staged(scale_dir / "tables", started)
             builds = {p: (b or {}).get("build") for p, b in current_builds(Path(args.bin)).items()}
-            tables.write_all(exps, read_rows(scale_dir / "results.csv"), args.scale, scale_dir / "tables", echo=True,
-                             current_builds=builds)
+            rows = read_rows(scale_dir / "results.csv")
+            tables.write_all(exps, rows, args.scale, scale_dir / "tables", echo=True, current_builds=builds)
+            plan = [(e, p, v) for e in exps for p in configurations(e, args.scale) for v in e["variants"]]
+            print(final_lines(args, plan, rows))
             return 0
         return run_suite(args)
     except ExperimentError as e:

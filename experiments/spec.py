@@ -5,6 +5,8 @@ command (argument template after the program name), input (template of the INPUT
 optional prepare (a gen: spec written to `input` before the first run), variants (name,
 program = seq|omp|gpu, optional args), and per scale (smoke, default, paper) either `axes`
 (one grid) or `grids` (a list of grids), with repeat, warmup and budget_s (seconds per run).
+The title and the tables' captions name parameters as placeholders ("|S_i| = {n}"), which
+tables.py fills with the values of the rows each table shows.
 """
 import itertools
 import json

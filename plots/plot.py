@@ -2,6 +2,7 @@
 """plot.py - draws the figures of the experiments from the runner's results CSV, with gnuplot.
 
   plots/plot.py [--results DIR] [--scale smoke|default|paper] [--experiment FILE ...] [--only NAME,...]
+                [--verbose]
 
 Reads RESULTS/SCALE/results.csv (written by experiments/run.py) and, per experiment file
 (experiments/*.toml, or the --experiment files), writes PNG (pngcairo) and SVG figures into
@@ -30,16 +31,19 @@ RESULTS/SCALE/plots/, with the data of each figure in RESULTS/SCALE/plots/data/<
 Values are the medians over the timed repetitions (experiments/tables.py's Cell and METRICS).
 Only runs whose status is ok are drawn; every point left out is named in a note under the
 figure or in its key (for example "gpu: n/a (no GPU)"), and nothing is estimated. A figure
-without any ok point is not drawn (a line says so, and an older copy of it is removed).
-Files are written under temporary names and renamed into place. One line is printed per
-figure. Exit status: 0 done; 1 gnuplot failed on a figure; 2 bad arguments, no results CSV,
-a malformed experiment file or no gnuplot (one line on stderr).
+without any ok point is not drawn (an older copy of it is removed).
+Files are written under temporary names and renamed into place. The last line printed says how
+many figures were drawn, where, and the command that comes next (`make paper`); with --verbose
+one line per figure before it says what was drawn or why not. Exit status: 0 done; 1 gnuplot
+failed on a figure; 2 bad arguments, no results CSV, a malformed experiment file or no gnuplot
+(one line on stderr).
 Standard library only (Python 3.11+); the .gp scripts beside this file do the drawing.
 """
 import argparse
 import json
 import math
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -53,8 +57,8 @@ EXPERIMENTS_DIR = PLOTS_DIR.parent / "experiments"
 sys.path.insert(0, str(EXPERIMENTS_DIR))
 from run import SCALES, read_rows  # noqa: E402
 from spec import ExperimentError, configurations, select_experiments  # noqa: E402
-from tables import (CELL_FOR_STATUS, METRICS, Cell, cells_by_config, series_configs, series_variants,  # noqa: E402
-                    write_atomically)
+from tables import (CELL_FOR_STATUS, METRIC_TEXT, METRICS, Cell, cells_by_config, fill_params,  # noqa: E402
+                    fixed_params, series_configs, series_variants, write_atomically)
 
 # Okabe-Ito colours (distinguishable with the common colour-vision deficiencies).
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#000000", "#F0E442"]
@@ -70,7 +74,7 @@ DPC_PHASES = [("tree_build", "tree build", "#0072B2"), ("rho", "rho", "#E69F00")
               ("delta", "delta", "#D55E00"), ("assignment", "assignment", "#999999")]
 AXIS_LABELS = {"label": "data set", "n": "n (points)", "d": "d (dimensions)", "k": "k (clusters)"}
 METRIC_LABELS = {"tc": "total cost tc = load + run", "cc": "clustering cost cc", "pt": "cost of one iteration pt",
-                 "sse": "SSQ (sum of squared distances)",
+                 "time": "run time", "sse": "SSQ (sum of squared distances)",
                  "dc": "distance cost dc per iteration", "gc": "centroid cost gc per iteration",
                  "g2m": "retrieval cost g2m per iteration"}
 NOTE_WIDTH = 84        # characters per note line under a figure
@@ -86,7 +90,8 @@ class PlotError(Exception):
 def status_text(status, exp, scale):
     """Why a run has no time, in the words of the tables ("-" means over the budget)."""
     budget = exp["scales"].get(scale, {}).get("budget_s", "?")
-    return {"timeout": f'"-": over the {budget} s budget', "skipped-budget": f'"-": over the {budget} s budget',  # as the tables
+    over = f'"-": over the {budget} s budget'   # as the tables say it
+    return {"timeout": over, "skipped-budget": over,
             "no-device": CELL_FOR_STATUS["no-device"], "missing-data": "data set missing",
             "missing-program": "program not built", "not-run": "not run yet"}.get(
                 status, CELL_FOR_STATUS.get(status, status))
@@ -153,6 +158,11 @@ def tick_label(v):
     return text.replace("-", "-\n", 1) if isinstance(v, str) and len(text) > 12 else text
 
 
+def metric_label(metric):
+    """A metric in words for a y axis: METRIC_LABELS, else the tables' name of it."""
+    return METRIC_LABELS.get(metric) or METRIC_TEXT.get(metric, (metric,))[0]
+
+
 def fmt_num(v):
     return f"{v:.6g}"
 
@@ -185,6 +195,7 @@ class Figure:
         self.notes = []
         self.keynotes = []       # extra key lines (series with no point at all)
         self.points = 0          # points drawn
+        self.why = ""            # why a figure without points has none, when its notes do not say
 
     def block(self, comment, rows):
         self.blocks.append((comment, rows))
@@ -268,7 +279,8 @@ def course_speedup_figures(exp, rows, scale):
     for k in ks:
         chosen = [p for p in configs if p.get("k") == k]
         suffix = f"_k{k}" if k is not None else ""
-        title = f"{exp['title'].split(':')[0]}: speedup over {base} vs n" + (f", k = {k}" if k is not None else "")
+        title = (f"{fill_params(exp['title'], exp, chosen).split(':')[0]}: speedup over {base} vs n"
+                 + (f", k = {k}" if k is not None else ""))
         fig = Figure(f"{exp['name']}_speedup{suffix}", "lines.gp", title)
         left = LeftOut()
         series = []
@@ -309,7 +321,7 @@ def course_dataset_figure(exp, rows, scale):
     cells = cells_by_config(exp, rows, scale)
     variants = [v["name"] for v in exp["variants"]]
     base, others = variants[0], variants[1:]
-    title = f"{exp['title'].split(':')[0]}: speedup over {base} per data set"
+    title = f"{fill_params(exp['title'], exp, configs).split(':')[0]}: speedup over {base} per data set"
     fig = Figure(f"{exp['name']}_speedup", "points.gp", title)
     left = LeftOut()
     columns = [exp["column"].format(**p) for p in configs]
@@ -351,8 +363,9 @@ def grid_figures(exp, t, configs, cells, scale):
     kinds = [("", variants)] + ([("speedup", variants[1:])] if t.get("speedup") else [])
     for kind, shown in kinds:
         title = t.get("figure", t["caption"])
+        title = t.get("figure_speedup", f"{title}: speedup over {variants[0]}") if kind else title
         fig = Figure(f"{exp['name']}_{t['name']}" + (f"_{kind}" if kind else ""), "lines.gp",
-                     t.get("figure_speedup", f"{title}: speedup over {variants[0]}") if kind else title)
+                     fill_params(title, exp, chosen, t.get("where")))
         left, series = LeftOut(), []
         for vi, v in enumerate(shown):
             for yi, yv in enumerate(ys):
@@ -373,11 +386,12 @@ def grid_figures(exp, t, configs, cells, scale):
                                pts))
         unit = METRICS[metric][2]
         ylabel = (f"speedup over {variants[0]}" if kind
-                  else t.get("ylabel", f"{METRIC_LABELS.get(metric, metric)}" + (f" ({unit})" if unit else "")))
+                  else t.get("ylabel", f"{metric_label(metric)}" + (f" ({unit})" if unit else "")))
         line_figure(fig, series, AXIS_LABELS.get(x, x), ylabel, hline=1 if kind else None, logy=True if kind else None)
         finish_notes(fig, left)
         fig.notes.append("Median over the timed repetitions." if not kind else
                          f"Speedup = median time of {variants[0]} / median time of the variant.")
+        fig.why = "" if chosen else f"the {scale} scale runs no configuration of its table"
         figs.append(fig)
     return figs
 
@@ -398,7 +412,8 @@ def series_figures(exp, rows, scale):
         all_variants = [v["name"] for v in exp["variants"]]
         chosen = series_configs(t, configs)
         x = t["x"]
-        title = f"{t['caption']}"
+        # the caption without the speedups the table adds (tables.caption): these figures draw the metrics only
+        title = fill_params(t["caption"], exp, chosen, t.get("where"))
         left = LeftOut()
         if not run_phases and any(isinstance(p[x], str) for p in chosen):
             continue  # lines across data sets mean nothing: the table only
@@ -421,18 +436,17 @@ def series_figures(exp, rows, scale):
                     series.append((name, VARIANT_COLOURS[vi % len(VARIANT_COLOURS)], 1 + mi,
                                    POINT_TYPES[(vi + mi) % len(POINT_TYPES)], pts))
             unit = METRICS[metrics[0]][2]
-            ylabel = (f"{METRIC_LABELS.get(metrics[0], metrics[0])}" + (f" ({unit})" if unit else "")
+            ylabel = (f"{metric_label(metrics[0])}" + (f" ({unit})" if unit else "")
                       if len(metrics) == 1 else f"time ({unit})")
             line_figure(fig, series, AXIS_LABELS.get(x, x), ylabel)
             finish_notes(fig, left)
             fig.notes.append("Median over the timed repetitions.")
         else:
             phases = DPC_PHASES if dpc_phases else RUN_PHASES if run_phases else PHASES
+            fixed = fixed_params(chosen, skip=(x,))
             fig = Figure(f"{exp['name']}_{t['name']}_phases", "phases.gp",
-                         (f"Phases of the run vs {AXIS_LABELS.get(x, x)} ({', '.join(variants)})"
-                          + (", " if t.get("where") else "") if run_phases else
-                          f"Per-iteration phases vs {x} ({', '.join(variants)}), ")
-                         + ", ".join(f"{k} = {v}" for k, v in t.get("where", {}).items()))
+                         f"{'Phases of the run' if run_phases else 'Per-iteration phases'} ({', '.join(variants)}) "
+                         f"vs {AXIS_LABELS.get(x, x)}" + (f", {fixed}" if fixed else ""))
             ymax, has = 0.0, []
             for v in variants:
                 pts = []
@@ -467,6 +481,7 @@ def series_figures(exp, rows, scale):
                 "transfers left out)." if run_phases else
                 "Stacked medians per iteration: assign (dc), update (gc), labels retrieved by GPU-L and the "
                 "final download (g2m), host-to-device transfers (h2d) divided by the iterations."]
+        fig.why = "" if chosen else f"the {scale} scale runs no configuration of its table"
         figs.append(fig)
     return figs
 
@@ -534,6 +549,7 @@ def main():
     ap.add_argument("--experiment", dest="experiments", action="append",
                     help="draw this experiment file instead of experiments/*.toml (repeatable)")
     ap.add_argument("--only", help="comma-separated experiment names (file names without .toml)")
+    ap.add_argument("--verbose", "-v", action="store_true", help="one line per figure: drawn, or why not")
     args = ap.parse_args()
 
     def fail(msg, status=2):
@@ -556,14 +572,17 @@ def main():
 
     out_dir = scale_dir / "plots"
     out_dir.mkdir(parents=True, exist_ok=True)
-    status, drawn = 0, 0
+    status, drawn, skipped = 0, 0, 0
+    say = print if args.verbose else (lambda *a, **k: None)
     tmp_dir = Path(tempfile.mkdtemp(prefix=".plot.", dir=out_dir))
     try:
         for fig in figs:
             if fig.points == 0:
                 remove_stale(out_dir, fig.stem)
-                why = "; ".join(fig.keynotes + [n for n in fig.notes if n.startswith("Not shown")][:2]) or "no run recorded"
-                print(f"skipped {fig.stem}: no ok measurement to draw ({why})")
+                why = (fig.why or "; ".join(fig.keynotes + [n for n in fig.notes if n.startswith("Not shown")][:2])
+                       or "no run recorded")
+                say(f"skipped {fig.stem}: no ok measurement to draw ({why})")
+                skipped += 1
                 continue
             try:
                 draw(fig, gnuplot, out_dir, tmp_dir)
@@ -573,10 +592,13 @@ def main():
                 continue
             drawn += 1
             extra = f" ({'; '.join(fig.keynotes)})" if fig.keynotes else ""
-            print(f"wrote {out_dir / fig.stem}.{{png,svg}}: {fig.points} points{extra}")
+            say(f"wrote {out_dir / fig.stem}.{{png,svg}}: {fig.points} points{extra}")
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
-    print(f"{drawn} of {len(figs)} figures in {out_dir}/")
+    results = "" if args.results == "results" else f" RESULTS={shlex.quote(args.results)}"
+    why = (f" ({skipped} without an ok run not drawn{'' if args.verbose else ': --verbose names them'})"
+           if skipped else "")
+    print(f"{drawn} of {len(figs)} figures in {out_dir}/{why}; next: make paper SCALE={args.scale}{results}")
     return status
 
 

@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -265,7 +266,7 @@ name = "cost"
 caption = "cost vs n"
 x = "n"
 where = { method = "chains" }
-metric = "cc,connect"
+metric = "time,connect"
 speedup = true
 [scales.smoke]
 axes = { n = [1000, 2000], method = ["union-find", "chains"] }
@@ -285,15 +286,20 @@ budget_s = 20
         assert float(r["connect_s"]) >= 0 and float(r["index_s"]) >= 0 and r["assign_s"] == ""
     table = (tmp_path / "res" / "smoke" / "tables" / "db_cost.md").read_text()
     assert "| 1000 |" in table and "| 2000 |" in table
-    # speedup = true: the seq time over the omp time of the same configuration, from the rows
+    # speedup = true: the seq time over the omp time of the same configuration, from the rows, in the
+    # one format of its column
     header = next(line for line in table.splitlines() if line.startswith("| n |"))
-    assert header.endswith("| omp vs seq |")
+    assert header == ("| n | run time seq (s) | run time omp (s) | connect seq (s) | connect omp (s) "
+                      "| speedup omp vs seq |")
+    speedups = {}
     for n in (1000, 2000):
         cc = {v: sorted(float(r["total_s"]) for r in rows if r["variant"] == v and r["n"] == str(n)
                         and json.loads(r["params"])["method"] == "chains") for v in ("seq", "omp")}
-        seq_median = (cc["seq"][0] + cc["seq"][1]) / 2
+        speedups[n] = (cc["seq"][0] + cc["seq"][1]) / 2 / cc["omp"][0]
+    fmt = tables.column_format(list(speedups.values()), "speedup")
+    for n, speedup in speedups.items():
         line = next(line for line in table.splitlines() if line.startswith(f"| {n} |"))
-        assert line.endswith(f"| {seq_median / cc['omp'][0]:.3g}x |")
+        assert line.endswith(f"| {fmt(speedup)}x |")
 
 
 def test_runner_records_dpc_runs(tmp_path):
@@ -374,7 +380,8 @@ budget_s = 20
         assert 0 < tree < pairs
     tdir = tmp_path / "res" / "smoke" / "tables"
     phases = (tdir / "dp_phases.md").read_text()
-    assert "| label | tree_build seq | rho seq | delta seq | assignment seq | transfers seq |" in phases
+    assert ("| label | tree build seq (ms) | rho seq (ms) | delta seq (ms) | assignment seq (ms) "
+            "| transfers seq (ms) |") in phases
     body = [line.split(" |")[0] for line in phases.splitlines() if line.startswith("| ") and "label" not in line]
     assert body == ["| absent", "| synthetic-b", "| synthetic-a"]   # data sets in file order
     assert "missing: " in phases and "no_such_set.txt not found" in phases
@@ -388,7 +395,7 @@ budget_s = 20
     assert batch > 0 and restart > 0 and int(r["batch_distances"]) > 0
     assert int(r["all_pairs"]) == 2 * 500 ** 2   # of the base run, which total_s times
     gain = (tdir / "inc_gain.md").read_text()
-    assert f"| 3500 | {restart / batch:.3g}x |" in gain
+    assert f"| 3500 | {tables.column_format([restart / batch], 'speedup')(restart / batch)}x |" in gain
 
 
 # ---- build identity, retries, cleanup and file modes (issue 17, items 8-10) ------------------
@@ -465,10 +472,10 @@ def test_build_marks_in_tables():
         if r["program"] == "omp":
             r["build"] = "aaaaaaaaaaaa" if r["n"] == "1000" else "bbbbbbbbbbbb"
     (_, md, _), = tables.render(exp, rows, "smoke")
-    assert "| omp | 0.05 (b1) | 1.25 (b2) |" in md and "| Speedup omp | 4.00 (b1) | - |" in md, md
+    assert "| omp | 0.05000 (b1) | 1.25 (b2) |" in md and "| Speedup omp | 4.00 (b1) | - |" in md, md
     assert "(b1) omp: build aaaaaaaaaaaa" in md and "(b2) omp: build bbbbbbbbbbbb" in md
     (_, md, _), = tables.render(exp, rows, "smoke", current_builds={"omp": "bbbbbbbbbbbb"})
-    assert "| omp | 0.05 (b1) | 1.25 |" in md and "bbbbbbbbbbbb" in md, md
+    assert "| omp | 0.05000 (b1) | 1.25 |" in md and "bbbbbbbbbbbb" in md, md
     # one build per program, and it is the current one: the table is as before
     for r in rows:
         r["build"] = r["program"] * 4
@@ -487,7 +494,7 @@ def test_missing_data_is_retried(tmp_path):
     proc = runner(res, "--scale", "smoke", "--experiment", exp, data_dir=data)
     assert [r["status"] for r in rows_of(res)] == ["missing-data"], proc.stdout
     proc = runner(res, "--scale", "smoke", "--experiment", exp, "--retry-failed", data_dir=data)
-    assert proc.returncode == 0 and "1 missing-data" in proc.stdout, proc.stdout
+    assert proc.returncode == 0 and "1 missing data" in proc.stdout, proc.stdout
     assert [r["status"] for r in rows_of(res)] == ["missing-data"]
     subprocess.run([str(bin_dir() / "pragmaclust-seq"), "generate", "gen:uniform:n=100,d=2,seed=3", "--out",
                     str(data / "set100.txt")], check=True, capture_output=True)
@@ -602,3 +609,230 @@ def test_killed_runner_takes_its_child_along_and_the_next_start_cleans_up(sleepi
     assert sorted(p.name for p in scale_dir.iterdir()) == sorted(["results.csv", "tables", live.name])
     assert not [p for p in (scale_dir / "tables").iterdir() if p.suffix == ".tmp"]
     assert not list(paths["tmpdir"].iterdir())
+
+
+# ---- what the tables and the runner say (issue 21, item 4) -------------------------------------
+
+def all_experiments():
+    return [spec.load_experiment(p) for p in sorted((REPO_ROOT / "experiments").glob("*.toml"))]
+
+
+def entry_of(exp, stem):
+    """The [[tables]] entry of a series table's file stem."""
+    return next(t for t in exp["tables"] if f"{exp['name']}_{t['name']}" == stem)
+
+
+def shown_configs(exp, t, scale):
+    return [p for p in spec.configurations(exp, scale) if all(p.get(k) == v for k, v in t.get("where", {}).items())]
+
+
+# what a caption may call a parameter: its name, or the name the papers give it
+PARAM_ALIASES = {"|S_i|": "n", "N": "window", "MinPts": "min_pts"}
+CLAIM = re.compile(r"(\|S_i\||\b[A-Za-z_]\w*) = ([0-9]+(?:\.[0-9]+)?[kMG]?)")
+
+
+def test_captions_state_the_parameters_of_their_rows():
+    """Every parameter a title or caption states ("n = 4000") is a value of the rows the table
+    shows at that scale, at every scale of every experiment file; the speedups are mentioned where
+    the table has them, and only there."""
+    checked = 0
+    for exp in all_experiments():
+        for scale in exp["scales"]:
+            for stem, (title, *_) in tables.tables_of(exp, [], scale):
+                assert "{" not in title and "}" not in title, (scale, title)
+                if exp["table"] == "course":
+                    configs = spec.configurations(exp, scale)
+                else:
+                    t = entry_of(exp, stem)
+                    configs = shown_configs(exp, t, scale)
+                    assert ("with the speedup" in title) == bool(t.get("speedup")), (scale, title)
+                for name, value in CLAIM.findall(title):
+                    key = PARAM_ALIASES.get(name, name)
+                    values = {tables.fmt_param(p[key]) for p in configs if key in p}
+                    if values:
+                        assert value in values, f"{stem} at {scale}: '{name} = {value}' but the rows have {values}"
+                        checked += 1
+    assert checked > 30
+    exp = spec.load_experiment(REPO_ROOT / "experiments" / "okuda_breakdown.toml")
+    titles = {stem: t[0] for stem, t in tables.tables_of(exp, [], "smoke")}
+    assert "|S_i| = 4000 points, k = 8" in titles["okuda_breakdown_breakdown"], titles
+    assert "64000" not in titles["okuda_breakdown_breakdown"] and "k = 64" not in titles["okuda_breakdown_breakdown"]
+    titles = {stem: t[0] for stem, t in tables.tables_of(exp, [], "default")}
+    assert "|S_i| = 64000 points, k = 64" in titles["okuda_breakdown_breakdown"], titles
+
+
+def test_a_placeholder_that_names_no_parameter_is_a_clear_error():
+    exp = spec.load_experiment(REPO_ROOT / "experiments" / "okuda_breakdown.toml")
+    exp["tables"][0]["caption"] = "phases vs d, m = {m}"
+    with pytest.raises(spec.ExperimentError, match=r"okuda_breakdown: .*\{m\}"):
+        tables.tables_of(exp, [], "smoke")
+
+
+CAO_COSTS = {"tc", "cc", "pt", "dc", "gc", "g2m"}   # Cao et al.'s k-means costs: their names mean nothing elsewhere
+
+
+def test_column_headers_say_what_the_columns_hold():
+    """Cao's cost names (cc, tc, ...) only in Cao's k-means tables; every other column header names
+    its metric in words, the variant and the unit; the DBSCAN and DPC tables say "run time"."""
+    for exp in all_experiments():
+        for t in exp.get("tables", []):
+            metrics = t["metric"].split(",")
+            if exp["command"][0] != "kmeans":
+                assert not CAO_COSTS & set(metrics), f"{exp['name']} {t['name']}: {metrics}"
+        for stem, (_, header, body, notes, _) in tables.tables_of(exp, [], "default"):
+            assert not any(re.search(r"\bcc in s\b", n) for n in notes), (stem, notes)
+            if exp["table"] != "series" or "y" in entry_of(exp, stem):
+                continue
+            t = entry_of(exp, stem)
+            names = [tables.METRIC_TEXT[m][0] for m in t["metric"].split(",")]
+            for h in header[1:]:
+                assert h.startswith("speedup ") or any(h.startswith(name + " ") for name in names), (stem, h)
+    exps = {e["name"]: e for e in all_experiments()}
+    made = dict(tables.tables_of(exps["dclust"], [], "default"))
+    assert made["dclust_index_build"][1] == ["n", "index build seq (s)", "index build omp (s)", "index build gpu (s)",
+                                            "run time seq (s)", "run time omp (s)", "run time gpu (s)"]
+    assert made["dclust_n_no_index_chains"][1][-2:] == ["speedup omp vs seq", "speedup gpu vs seq"]
+    made = dict(tables.tables_of(exps["gdpc_datasets"], [], "default"))
+    assert made["gdpc_datasets_runtime"][2][0][0] == "seq, run time (s)"
+    assert "run time: the timed run" in " ".join(made["gdpc_datasets_runtime"][3])
+
+
+def fake_rows(exp, scale, size):
+    """ok rows of every configuration and variant of exp, each column of numbers spanning about a
+    decade (size(params, variant index) scales them)."""
+    rows = []
+    for p in spec.configurations(exp, scale):
+        for vi, v in enumerate(exp["variants"]):
+            t = size(p, vi)
+            rows.append(dict(experiment=exp["name"], scale=scale, config=spec.config_id(p), variant=v["name"],
+                             program=v["program"], params=json.dumps(p, sort_keys=True), status="ok", repetition=1,
+                             iterations=7, load_s=t / 10, total_s=t, assign_s=t / 2, update_s=t / 3, d2h_s=t / 30,
+                             sse=1e5 * t, generation_s=t / 5, transfers_s=t / 70, distance_s=t / 3, selection_s=t / 90,
+                             weighting_s=t / 4, other_s=t / 11, seeding_s=t / 6, index_s=t / 9, core_s=t / 8,
+                             connect_s=t / 7, label_s=t / 13, tree_build_s=t / 5, rho_s=t / 3, delta_s=t / 6,
+                             assignment_s=t / 20, distances=int(1e6 * t), all_pairs=int(3e6 * t), batch_s=t / 50,
+                             restart_s=t / 4))
+    return rows
+
+
+def number_shape(text):
+    """How a number is written: ("e", digits) in scientific notation, else ("f", decimals)."""
+    m = re.fullmatch(r"-?[0-9]+(?:\.([0-9]+))?(e[+-][0-9]+)?x?(?: \(b[0-9,b]+\))?", text)
+    assert m, text
+    return ("e", len(m[1] or "")) if m[2] else ("f", len(m[1] or ""))
+
+
+def test_numbers_have_one_format_per_column():
+    """Every column of numbers (a grid: every column of each block of rows) is written in one format:
+    the same decimals, chosen so that its smallest number has 3 significant digits, or scientific
+    notation when the column spans too many decades for that."""
+    fmt = tables.column_format([0.0204, 0.04914, 0.1], "time")
+    assert [fmt(v) for v in (0.0204, 0.04914, 0.1)] == ["0.0204", "0.0491", "0.1000"]
+    fmt = tables.column_format([0.002895, 0.03089, 7.182], "time")
+    assert [fmt(v) for v in (0.002895, 0.03089, 7.182)] == ["0.00290", "0.03089", "7.18200"]
+    fmt = tables.column_format([0.005, 50.0], "time")       # 0.00500 .. 50.00000 would be 7 digits
+    assert [fmt(v) for v in (0.005, 50.0)] == ["5.00e-03", "5.00e+01"]
+    fmt = tables.column_format([1.6, 1.89, 12.0], "speedup")
+    assert [fmt(v) for v in (1.6, 1.89, 12.0)] == ["1.60", "1.89", "12.00"]
+    assert tables.column_format([96349.0, 37502500.0], "count")(96349.0) == "96349"
+    checked = 0
+    for exp in all_experiments():
+        def size(p, vi):   # from 0.0123 to 0.4 or so: a decade and a half within a column
+            key = sum(ord(ch) for ch in json.dumps(p, sort_keys=True))
+            return 0.0123 * (1 + key % 29) * (1 + vi)
+
+        for stem, (_, header, body, *_) in tables.tables_of(exp, fake_rows(exp, "smoke", size), "smoke"):
+            grid = exp["table"] == "series" and "y" in entry_of(exp, stem)
+            first = 2 if grid or (exp["table"] == "course" and header[0] == "# clusters") else 1   # value columns
+            shapes, block = {}, ""
+            for row in body:
+                if grid:
+                    block = row[0] or block                           # a variant's block, a speedup's block
+                elif exp["table"] == "course":
+                    block = row[first - 1].split(" ")[0]              # times, Speedup rows or # iterations
+                for j, c in enumerate(row[first:], first):
+                    if re.fullmatch(r"-?[0-9][0-9.e+-]*x?", c):
+                        shapes.setdefault((j, block), set()).add(number_shape(c))
+            for (j, blk), found in shapes.items():
+                assert len(found) == 1, f"{stem}: column {header[j]} ({blk}): {found}"
+                checked += 1
+    assert checked > 100
+
+
+def test_an_empty_table_says_why():
+    """A table whose rows this scale's grid does not have (dclust's MinPts series at smoke) says so,
+    and names the scales that run it."""
+    exp = spec.load_experiment(REPO_ROOT / "experiments" / "dclust.toml")
+    made = dict(tables.tables_of(exp, [], "smoke"))
+    _, header, body, notes, _ = made["dclust_min_pts_chains"]
+    assert body == [] and header[0] == "min_pts"
+    assert notes == ["No rows at this scale: the smoke scale runs no configuration with series = min_pts (its grid "
+                     "has series = n_none and n_directory); the default and paper scales run this table."]
+    _, _, body, notes, _ = made["dclust_min_pts_auto"]
+    assert body == [] and "index = auto (its grid has index = none and directory)" in notes[0]
+    assert made["dclust_n_no_index_chains"][2], "a table with rows at smoke"
+    for stem, (_, _, body, notes, _) in made.items():
+        assert body or notes[0].startswith("No rows at this scale: "), stem
+
+
+GPU_MESSAGES = [
+    "pragmaclust: error: gpu variant: no GPU is visible to the OpenMP runtime (no NVIDIA driver/libcuda); pass "
+    "--allow-host to run this build on the host",
+    "pragmaclust: error: gpu variant: OMP_TARGET_OFFLOAD=DISABLED keeps the kernels on the host; unset it, or pass "
+    "--allow-host to run this build on the host",
+    "pragmaclust: error: gpu variant: 1 device(s) found but the kernels ran on the host: the device image was "
+    "rejected (wrong sm_XX), or pass --allow-host to run on the host",
+]
+
+
+def test_no_gpu_note_is_said_once_and_truly(tmp_path):
+    """The runner never passes --allow-host: the note says what happened (the gpu build found no GPU and
+    was not run) and what to do, once per table and once in all.md, without the program's advice."""
+    assert [tables.no_gpu_reason(m) for m in GPU_MESSAGES] == [
+        "no GPU is visible to the OpenMP runtime (no NVIDIA driver/libcuda)",
+        "OMP_TARGET_OFFLOAD=DISABLED keeps the kernels on the host; unset it",
+        "1 device(s) found but the kernels ran on the host: the device image was rejected (wrong sm_XX)"]
+    exps = [e for e in all_experiments() if e["name"] in ("cao_kmeans", "dbscan_scaling", "course_fig3")]
+    rows = []
+    for exp in exps:
+        for r in fake_rows(exp, "smoke", lambda p, vi: 0.01 * (1 + vi)):
+            if r["program"] == "gpu":
+                r.update(status="no-device", reason=GPU_MESSAGES[0])
+            rows.append(r)
+    tables.write_all(exps, rows, "smoke", tmp_path)
+    all_md = (tmp_path / "all.md").read_text()
+    assert all_md.count("n/a (no GPU): ") == 1 and "--allow-host" not in all_md
+    note = next(line for line in all_md.splitlines() if line.startswith("- n/a (no GPU): "))
+    assert "not run" in note and "no GPU is visible to the OpenMP runtime" in note
+    assert "never runs the gpu build on the host" in note and "machine with a GPU" in note
+    assert all_md.index(note) < all_md.index("### ")                # at the top, before the first table
+    assert all_md.count("| n/a (no GPU) |") > 10                    # the cells still say n/a (no GPU)
+    for md in tmp_path.glob("*_*.md"):
+        text = md.read_text()
+        if "| n/a (no GPU)" in text:
+            assert text.count("- n/a (no GPU): ") == 1 and "--allow-host" not in text, md.name
+
+
+def test_smoke_run_ends_with_the_summary_and_the_next_commands(smoke):
+    """The runner's last lines: the runs by status, where the results and the tables are, and the
+    commands that come next; the same after --tables-only."""
+    results, proc, _ = smoke
+    plan = sum(len(spec.configurations(e, "smoke")) * len(e["variants"]) for e in all_experiments())
+    for out in (proc.stdout, runner(results, "--scale", "smoke", "--tables-only").stdout):
+        lines = out.rstrip("\n").splitlines()
+        last = lines[max(i for i, line in enumerate(lines) if line.startswith("summary: ")):]
+        assert len(last) in (4, 5) and (len(last) == 4 or last[1].startswith("this run: ")), last
+        summary, where_results, where_tables, nxt = last[0], last[-3], last[-2], last[-1]
+        assert summary.startswith(f"summary: {plan} runs at the smoke scale: "), summary
+        counts = dict((w, int(n)) for n, w in re.findall(r"(\d+) ([^,]+)", summary.split(": ", 2)[2]))
+        assert {"ok", "failed", "timed out", "skipped (over the budget)"} <= set(counts), summary
+        assert sum(counts.values()) == plan, summary
+        assert where_results == f"results: {results}/smoke/results.csv"
+        assert where_tables.startswith(f"tables:  {results}/smoke/tables/")
+        assert nxt == (f"next:    make plots SCALE=smoke RESULTS={results} (the figures), "
+                       f"then make paper SCALE=smoke RESULTS={results}")
+    assert "this run: " in proc.stdout
+    gpu_rows = [r for r in rows_of(results) if r["program"] == "gpu"]
+    if all(r["status"] == "no-device" for r in gpu_rows):
+        assert "--allow-host" not in proc.stdout and not any("--allow-host" in r["reason"] for r in gpu_rows)
+        assert (results / "smoke" / "tables" / "all.md").read_text().count("- n/a (no GPU): ") == 1

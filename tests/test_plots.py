@@ -24,6 +24,9 @@ sys.path.insert(0, str(REPO_ROOT / "experiments"))
 import run  # noqa: E402
 import spec  # noqa: E402
 
+sys.path.insert(0, str(REPO_ROOT / "plots"))
+import plot as plot_py  # noqa: E402
+
 pytestmark = pytest.mark.skipif(shutil.which("gnuplot") is None,
                                 reason="gnuplot is not installed (make plots installs gnuplot-nox)")
 
@@ -74,13 +77,17 @@ def dat_blocks(path):
 
 def test_fixed_csv_draws_png_and_svg(tmp_path):
     results = results_with(tmp_path, TEST_DATA / "fixed_results.csv")
-    p = plot(results, "--experiment", FIXED_EXPERIMENT)
+    p = plot(results, "--experiment", FIXED_EXPERIMENT, "--verbose")
     assert p.returncode == 0, p.stderr
     out = results / "smoke" / "plots"
     png, svg = out / "fixed_experiment_speedup_k10.png", out / "fixed_experiment_speedup_k10.svg"
     assert_png(png)
     svg_root(svg)
     assert f"wrote {out / 'fixed_experiment_speedup_k10'}" in p.stdout
+    # the last line: where the figures went and what comes next; without --verbose the only line
+    assert p.stdout.splitlines()[-1] == f"1 of 1 figures in {out}/; next: make paper SCALE=smoke RESULTS={results}"
+    p = plot(results, "--experiment", FIXED_EXPERIMENT)
+    assert p.stdout == f"1 of 1 figures in {out}/; next: make paper SCALE=smoke RESULTS={results}\n"
     # written under temporary names and renamed: nothing else is left in the folder
     assert sorted(f.name for f in out.iterdir()) == ["data", png.name, svg.name]
 
@@ -122,6 +129,8 @@ def test_figure_without_ok_point_is_skipped_and_stale_copy_removed(tmp_path):
     run.write_rows_atomically(results / "smoke" / "results.csv", rows)
     p = plot(results, "--experiment", FIXED_EXPERIMENT)
     assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("0 of 1 figures in ") and "(1 without an ok run not drawn: --verbose" in p.stdout
+    p = plot(results, "--experiment", FIXED_EXPERIMENT, "--verbose")
     assert "skipped fixed_experiment_speedup_k10" in p.stdout
     assert not (out / "fixed_experiment_speedup_k10.png").exists()
     assert not (out / "fixed_experiment_speedup_k10.svg").exists()
@@ -187,7 +196,7 @@ def test_real_gdpc_figures(tmp_path):
     exps = {name: spec.load_experiment(REPO_ROOT / "experiments" / f"{name}.toml")
             for name in ("gdpc_datasets", "gdpc_scaling")}
     results = results_with(tmp_path, [r for e in exps.values() for r in fake_dpc_rows(e, "smoke")])
-    p = plot(results, "--only", "gdpc_datasets,gdpc_scaling")
+    p = plot(results, "--only", "gdpc_datasets,gdpc_scaling", "--verbose")
     assert p.returncode == 0, p.stderr
     out = results / "smoke" / "plots"
     for stem in ("gdpc_datasets_phases_seq_phases", "gdpc_datasets_phases_omp_phases", "gdpc_scaling_runtime",
@@ -206,3 +215,25 @@ def test_real_gdpc_figures(tmp_path):
     assert dist["omp, index=none"] == [[2048, pytest.approx(2048 ** 2, rel=1e-5)],
                                        [4096, pytest.approx(4096 ** 2, rel=1e-5)]]
     assert "gpu: n/a (no GPU)" in svg_text(out / "gdpc_scaling_distances.svg")
+
+
+def test_figure_titles_say_what_is_drawn():
+    """Every figure of every experiment file, at every scale: a title that speaks of speedups is a
+    figure of speedups (its y axis), and a figure of speedups says so; no placeholder is left; the
+    parameters it states are those of its runs (Okuda's breakdown at smoke: n = 4000, k = 8)."""
+    titles = {}
+    for path in sorted((REPO_ROOT / "experiments").glob("*.toml")):
+        exp = spec.load_experiment(path)
+        for scale in exp["scales"]:
+            for fig in plot_py.figures_of(exp, [], scale):
+                drawn = str(fig.settings.get("YLABEL", ""))
+                assert ("speedup" in fig.title.lower()) == ("speedup" in drawn.lower()), (scale, fig.stem, fig.title)
+                assert "{" not in fig.title, (scale, fig.stem, fig.title)
+                titles[(fig.stem, scale)] = fig.title
+    assert titles[("dbscan_scaling_runtime_2d", "smoke")] == "run time (s) vs n, d = 2"
+    assert titles[("gdpc_scaling_runtime", "smoke")] == "run time (s) vs n, VP-tree"
+    assert titles[("okuda_breakdown_total", "smoke")] == "the whole run (s) vs d"
+    assert titles[("okuda_breakdown_breakdown_phases", "smoke")].endswith("vs d (dimensions), n = 4000, k = 8")
+    assert titles[("okuda_breakdown_breakdown_phases", "default")].endswith("n = 64000, k = 64")
+    assert titles[("okuda_streamkm_table2", "smoke")] == "Okuda Table 2 (n = 10000): time vs d"
+    assert titles[("okuda_streamkm_table2_speedup", "default")] == "Okuda Table 2 (n = 64M): speedup over seq vs d"
