@@ -6,7 +6,7 @@
 #   runtime) from Debian main, and lays out in TOOLCHAIN_DIR/cuda-11.8 a minimal CUDA tree
 #   (ptxas, nvlink, fatbinary, libdevice) taken from Debian non-free's nvidia-cuda-toolkit
 #   11.8. Why 11.8: ptxas >= 12.8 writes cubins in a new ELF ABI that libomptarget 19
-#   rejects, so the program would silently run on the host (see README, "Toolchain").
+#   rejects, so the program would silently run on the host (see docs/toolchain.md, "The toolchain trap").
 #   With --gcc it also installs GCC 12's nvptx offload compiler and libgomp's nvptx plugin (the
 #   gpu variant of TOOLCHAIN=gcc). With --tests it also installs what `make test` needs (NumPy,
 #   scikit-learn, pytest, venv and pip for the Python package's install test, gnuplot, the
