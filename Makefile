@@ -62,7 +62,7 @@ VERSION := $(strip $(file < VERSION))
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 
 .PHONY: all build lib install info toolchain test test-deps paper-deps bundle bench bench-kmeans bench-python bench-dbscan bench-dpc experiments tables plots paper datasets \
-        datasets-verify clean distclean
+        datasets-verify clean distclean exercise exercises
 all: build
 build: $(foreach v,$(VARIANTS),bin/pragmaclust-$(v))
 lib: $(foreach v,$(VARIANTS),lib/libpragmaclust-$(v).a lib/libpragmaclust-$(v).so)
@@ -120,6 +120,7 @@ $(eval $(call variant_rules,seq,-DPC_VARIANT_SEQ,,seq))
 $(eval $(call variant_rules,omp,-DPC_VARIANT_OMP,,omp))
 $(eval $(call variant_rules,gpu,-DPC_VARIANT_GPU,build/gpu/toolchain.ok,gpu))
 $(eval $(call variant_rules,seq-asan,-DPC_VARIANT_SEQ,,seq))
+include teaching/exercises.mk
 
 # The seq program with one wrong value planted in each result --check reads (cli/check.c,
 # PC_CHECK_PLANTED_FAULT), for the tests that show every check catches a wrong result.
