@@ -10,12 +10,13 @@
  *     they read the same ranges. The grid is an exact hash table of the occupied cells (side
  *     eps), cut into regions (coarse cells in Z-order, db_region_of): each cell is claimed by
  *     one of its points with compare-and-swap (linear probing within its region), and a
- *     counting sort (atomic histogram, prefix sum, atomic scatter) groups the points by cell,
+ *     counting sort (atomic histogram that also captures ranks, prefix sum, scatter) groups the points by cell,
  *     region after region, so that cells near in space are near in memory. The projected grid
  *     is the same grid over the 3 dimensions of widest span. Up to 3 grid dimensions each
  *     occupied cell then lists its neighbouring cells' ranges, nearest first
  *     (db_build_neighbour_lists), so that the phases below read a list instead of probing.
- *     From d = DB_TILED_MIN_DIM the points are also kept in tiles (xt) for the tiled tests.
+ *     From d = DB_TILED_MIN_DIM the union-find method also keeps the points in tiles (xt) for the
+ *     tiled tests (the chains method tests a point at a time).
  *  2. core: count neighbours up to min_pts (the count stops early).
  *  3. union: every core point links to each core neighbour at a smaller position with a
  *     lock-free union-find (compare-and-swap that hangs the larger root under the smaller one;

@@ -41,8 +41,8 @@ extern const char *const db_phase_names[DB_NPHASES];
 typedef enum { DB_METHOD_UNION_FIND, DB_METHOD_CHAINS } db_method;
 
 /* Chains expanded at once by default (the command line's and the library's): enough teams to
- * fill a current GPU (figures: docs/performance.md); the host builds keep the paper's smaller
- * number, since more chains only add seed-list memory there. */
+ * fill a current GPU (figures: docs/performance.md); the host builds keep a smaller number,
+ * since more chains only add seed-list memory there. */
 #if defined(PC_VARIANT_GPU)
 #define DB_DEFAULT_CHAINS 16384
 #else

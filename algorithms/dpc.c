@@ -23,7 +23,7 @@
  * triangle inequality proves every point of it at least d_c away (with a relative slack of 1e-9,
  * so rounding can only keep more candidates, never drop one); its candidates are the points of
  * the covered leaves. The loop runs over leaf slots, so neighbouring threads (a GPU warp) hold
- * points of the same leaf and walk the same path.
+ * points of the same leaf and walk largely the same path (each point's d_c ball differs).
  * delta (section 4.2): the nearest denser point is searched first within d_c (the covered leaves;
  * exact whenever one is found there, since every point closer than d_c was a candidate), and only
  * when there is none by a branch-and-bound search of the whole tree (nearer child first, subtrees
@@ -55,8 +55,8 @@
  * labels are recomputed after every batch.
  *
  * Device data: x (all rows, filled per batch), per-point arrays and the tree are mapped once and
- * stay on the device (the tree's arrays are remapped when it grows); only peak candidates come
- * back during a run, labels at its end.
+ * stay on the device (the tree's arrays are remapped when it grows); during a run only small
+ * results come back (peak candidates, the sampled gamma values, scan totals), labels at its end.
  * Distances are squared distances in double (see dpc.h); square roots (of a delta, of the bounds,
  * in gamma) are IEEE correctly rounded in every variant.
  */

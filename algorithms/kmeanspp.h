@@ -94,12 +94,13 @@ void kmpp_nearest(const kmpp_points *p, const kmpp_sampler *s, int run, size_t c
  * block_sums[e blocks ..] the blocks' totals; E[i] = wheel[i] + the running sum of the earlier
  * block totals (exactly common/scan.c's prefix sums), total = E[n]. For q < draws, with
  * u = uniforms[e * stride + q] and t = u * total (lowered below total if rounding reached it),
- * picks[e * stride + q] = the first i < n with E[i+1] > t, or -1 when total is 0. A thread per
- * run first adds its block totals in order into offsets[e (blocks + 1) ..] (runs x (blocks + 1)
- * scratch); a draw's block is then found by a binary search of them; within the block, arity 2 is a
- * search by that thread (a thread per draw, 16-ary steps), and arity A > 2 Okuda's A-ary search (on
- * the GPU a team of A threads per draw: each level splits the range into A parts and keeps the
- * one where the comparison turns true). The same answer for any arity. In the gpu variant all
+ * picks[e * stride + q] = the first i < n with E[i+1] > t, or -1 when total is 0. Per run, one
+ * thread first adds its block totals in order (a team loads them into team-local memory) into
+ * offsets[e (blocks + 1) ..] (runs x (blocks + 1) scratch); a draw's block is then found by a
+ * binary search of them; within the block, arity 2 is a search by that thread (a thread per
+ * draw, 16-ary steps), and arity A > 2 Okuda's A-ary search (on the GPU a team of A threads per
+ * draw: each level splits the range into A parts and keeps the one where the comparison turns
+ * true). The same answer for any arity. In the gpu variant all
  * arrays must be present on the device. */
 void kmpp_wheel_pick(const double *wheel, const double *block_sums, double *offsets, size_t n, int runs, int draws,
                      const double *uniforms, long *picks, size_t stride, int arity);

@@ -4,8 +4,9 @@
  *
  * Parallel strategy: all the heavy work is k-means, and k-means is km_run (kmeans.c), so the
  * variants differ only there: a block of raw points is clustered by one km_run (its data goes to
- * the device once, Lloyd runs there to convergence); weighted points (the summaries of blocks
- * and buckets, a few k each) are clustered by one km_run assignment pass per Lloyd iteration
+ * the device once; Lloyd runs to convergence, its update on the device or, with --update host,
+ * on the host); weighted points (the summaries of blocks and buckets, a few k each) are
+ * clustered by one km_run call (an assignment pass) per Lloyd iteration
  * (Cao's GPU-L: labels come back, the weighted centroids are computed on the host in a fixed
  * order). k-means++ seeding is kmpp_seed (kmeanspp.c). The final assignment pass (labels and
  * cost) is the one loop of this file: one point per iteration of PAR_FOR, its chunk and the

@@ -31,8 +31,8 @@
  * c-th clustering of the run) = pc_hash_uniform(seed, PC_STREAM_STREAM, c) scaled to 53 bits;
  * when fewer than k points carry weight or distance (duplicates) k distinct random rows are
  * used instead. Empty clusters are dropped from a summary. Every variant draws the same seeds,
- * and raw blocks are clustered by km_run, so the variants agree to the rounding of km_run's
- * centroid sums (bit for bit on well-separated data).
+ * and raw blocks are clustered by km_run, whose fixed-point sums do not depend on the order of
+ * the additions, so the variants agree bit for bit.
  */
 #ifndef STRM_STREAM_H
 #define STRM_STREAM_H

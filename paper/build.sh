@@ -104,8 +104,9 @@ out_dir=$(cd "$out_dir" && pwd)
 
 build=$(mktemp -d "${TMPDIR:-/tmp}/pragmaclust-paper.XXXXXX")
 trap 'rm -rf "$build"' EXIT
-mkdir -p "$build/generated" "$build/tables" "$build/plots"
+mkdir -p "$build/generated" "$build/tables" "$build/plots" "$build/sections"
 cp "$here/paper.tex" "$build/"
+cp "$here"/sections/*.tex "$build/sections/"
 cp "$out_dir/generated/numbers.tex" "$build/generated/"
 cp "$scale_dir"/tables/*.tex "$build/tables/"
 shopt -s nullglob

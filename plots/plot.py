@@ -78,6 +78,7 @@ METRIC_LABELS = {"tc": "total cost tc = load + run", "cc": "clustering cost cc",
                  "dc": "distance cost dc per iteration", "gc": "centroid cost gc per iteration",
                  "g2m": "retrieval cost g2m per iteration"}
 NOTE_WIDTH = 84        # characters per note line under a figure
+TITLE_WIDTH = 64       # characters per title line (a longer title is cut at the image's edges)
 NOTE_POINTS = 4        # left-out points named per note before "and N more"
 
 
@@ -230,7 +231,7 @@ def settings_text(fig, datafile, outbase):
     notes = []
     for n in fig.notes:
         notes += textwrap.wrap(n, NOTE_WIDTH, subsequent_indent="    ") or [""]
-    values = dict(fig.settings, PLOTSDIR=str(PLOTS_DIR), DATA=str(datafile), OUT=str(outbase), FIGTITLE=fig.title,
+    values = dict(fig.settings, PLOTSDIR=str(PLOTS_DIR), DATA=str(datafile), OUT=str(outbase), FIGTITLE="\n".join(textwrap.wrap(fig.title, TITLE_WIDTH)),
                   NOTE="\n".join(notes), NNOTE=len(notes), NKEY=len(fig.keynotes))
     values["KN"] = fig.keynotes or [""]
     lines = []

@@ -836,3 +836,26 @@ def test_smoke_run_ends_with_the_summary_and_the_next_commands(smoke):
     if all(r["status"] == "no-device" for r in gpu_rows):
         assert "--allow-host" not in proc.stdout and not any("--allow-host" in r["reason"] for r in gpu_rows)
         assert (results / "smoke" / "tables" / "all.md").read_text().count("- n/a (no GPU): ") == 1
+
+
+def test_smoke_results_build_a_paper_of_every_family(smoke, tmp_path):
+    """`make experiments SCALE=smoke && make paper` as on a fresh clone without a GPU: from the
+    smoke run of every experiment (gpu rows n/a), its figures and a PDF with every section of
+    paper.tex and paper/sections/, and every table those include."""
+    from test_paper_build import BUILD, need, paper_contents, sh, squash
+    need("pdflatex", "gnuplot", "pdftotext")
+    results, proc, _ = smoke
+    assert proc.returncode == 0, proc.stderr
+    p = sh([sys.executable, REPO_ROOT / "plots" / "plot.py", "--results", results, "--scale", "smoke"])
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "out"
+    p = sh(["bash", BUILD, "--out", out, results, "smoke"])
+    assert p.returncode == 0, p.stdout + p.stderr
+    flat = squash(sh(["pdftotext", out / "paper.pdf", "-"]).stdout)
+    titles, tables, _ = paper_contents()
+    for title in titles:
+        plain = re.sub(r"\\([#&%_])", r"\1", re.sub(r"\\[a-zA-Z]+\{?|[{}$]", "", title)).replace("~", " ")
+        assert squash(plain) in flat, f"section '{title}' not in the PDF"
+    made = {t.stem for t in (Path(results) / "smoke" / "tables").glob("*.tex")}
+    assert tables - made == set(), "tables the smoke run did not make"
+    assert "??" not in flat

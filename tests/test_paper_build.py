@@ -26,6 +26,7 @@ from helpers import REPO_ROOT
 BUILD = REPO_ROOT / "paper" / "build.sh"
 INSTALL = REPO_ROOT / "variants" / "install-toolchain.sh"
 REFERENCE = REPO_ROOT / "experiments" / "reference" / "default-h200.csv"
+GPU_REFERENCE = REPO_ROOT / "experiments" / "reference" / "default-h100.csv"   # every experiment
 FIXED_SMOKE = REPO_ROOT / "tests" / "data" / "fixed_results.csv"   # rows of scale smoke
 
 
@@ -99,6 +100,67 @@ def test_pdf_from_the_reference_results(tmp_path):
     # written where asked: the numbers too, nothing beside it under a temporary name
     assert (out / "generated" / "numbers.tex").is_file()
     assert sorted(f.name for f in out.iterdir()) == ["generated", "paper.pdf"]
+
+
+# ---- every section, table and figure ------------------------------------------------------------
+
+def paper_contents():
+    """The section titles of paper.tex and sections/*.tex, and the table and figure stems they
+    include (\\pcTable, \\pcWideTable, \\pcPlot; the course figures come through numbers.tex)."""
+    texts = [(REPO_ROOT / "paper" / "paper.tex").read_text()]
+    texts += [t.read_text() for t in sorted((REPO_ROOT / "paper" / "sections").glob("*.tex"))]
+    text = "\n".join(texts)
+    titles = re.findall(r"^\\section\{([^}]*)\}", text, re.M)
+    tables = set(re.findall(r"\\pc(?:Wide)?Table\{([^}]*)\}", text))
+    figures = set(re.findall(r"\\pcPlot\{([^}]*)\}", text))
+    return titles, tables, figures
+
+
+def build_paper(tmp_path, csv_file, scale):
+    results = results_with(tmp_path, **{scale: csv_file})
+    p = sh([sys.executable, REPO_ROOT / "experiments" / "run.py", "--tables-only", "--scale", scale,
+            "--results", results, "--reuse-other-builds"])
+    assert p.returncode == 0, p.stderr
+    p = sh([sys.executable, REPO_ROOT / "plots" / "plot.py", "--results", results, "--scale", scale])
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "out"
+    p = sh(["bash", BUILD, "--out", out, results, scale])
+    assert p.returncode == 0, p.stdout + p.stderr
+    return results / scale, sh(["pdftotext", out / "paper.pdf", "-"]).stdout
+
+
+def squash(text):
+    return re.sub(r"\s+", " ", text)
+
+
+def test_gpu_reference_paper_has_every_section_table_and_figure(tmp_path):
+    """The paper from the H100 run of every experiment (the one in paper/paper-h100.pdf): all
+    five families and the portable-vs-tuned section, each table and figure the runner made, none
+    replaced by a 'missing' or 'not drawn' box, no undefined reference, and the device named."""
+    need("pdflatex", "gnuplot", "pdftotext")
+    scale_dir, text = build_paper(tmp_path, GPU_REFERENCE, "default")
+    flat = squash(text)
+    titles, tables, figures = paper_contents()
+    for title in ["k-means: the GPU-offload", "k-means++", "Stream clustering", "Exact DBSCAN", "Density peaks",
+                  "What standard OpenMP achieves"]:
+        assert any(title.lower() in t.lower() for t in titles), (title, titles)
+    for title in titles:
+        plain = re.sub(r"\\([#&%_])", r"\1", re.sub(r"\\[a-zA-Z]+\{?|[{}$]", "", title)).replace("~", " ")
+        assert squash(plain) in flat, f"section '{title}' not in the PDF"
+    made_tables = {t.stem for t in (scale_dir / "tables").glob("*.tex")}
+    made_figures = {f.stem for f in (scale_dir / "plots").glob("*.png")}
+    # the sections' own two-up macros take stems as arguments too: a stem is included where it
+    # appears as an argument anywhere in the sources or the generated numbers
+    sources = "\n".join([(REPO_ROOT / "paper" / "paper.tex").read_text(),
+                         (tmp_path / "out" / "generated" / "numbers.tex").read_text(),
+                         *(t.read_text() for t in (REPO_ROOT / "paper" / "sections").glob("*.tex"))])
+    assert {s for s in made_tables if "{" + s + "}" not in sources} == set(), "tables the paper leaves out"
+    assert {s for s in made_figures if "{" + s + "}" not in sources} == set(), "figures the paper leaves out"
+    macro_arguments = {"#1", "#2", "#3", "#4", "STEM"}      # \pcTable's uses in macro definitions and comments
+    assert tables - made_tables - macro_arguments == set(), "tables the paper includes that the runner did not make"
+    assert figures - made_figures - macro_arguments == set(), "figures the paper includes that plot.py did not draw"
+    assert "is missing: run" not in flat and "was not drawn" not in flat
+    assert "??" not in text and "H100" in text
 
 
 # ---- which scale ---------------------------------------------------------------------------------
