@@ -857,5 +857,5 @@ def test_smoke_results_build_a_paper_of_every_family(smoke, tmp_path):
         plain = re.sub(r"\\([#&%_])", r"\1", re.sub(r"\\[a-zA-Z]+\{?|[{}$]", "", title)).replace("~", " ")
         assert squash(plain) in flat, f"section '{title}' not in the PDF"
     made = {t.stem for t in (Path(results) / "smoke" / "tables").glob("*.tex")}
-    assert tables - made == set(), "tables the smoke run did not make"
+    assert tables - made - {"#1", "#2", "#3", "#4", "STEM"} == set(), "tables the smoke run did not make"
     assert "??" not in flat

@@ -28,7 +28,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -42,9 +41,6 @@ SHELL_LANGUAGES = ("sh", "bash")
 GPU_SUBCOMMANDS = ("kmeans", "dbscan", "streamkm", "stream", "dpc")
 REQUIRE_GPU = os.environ.get("PRAGMACLUST_REQUIRE_GPU") == "1"
 BLOCK_TIMEOUT_S = 600
-# Links to files that another change of issue 21 is writing at the same time: allowed to be missing
-# until they land (then checked like every other link). Remove an entry once its file is committed.
-PENDING = {"teaching/README.md": "the course pack (issue 21), written in parallel"}
 
 
 def fenced_blocks(text):
@@ -233,9 +229,7 @@ def test_relative_links_in_readme_and_docs_exist():
             checked += 1
             where = f"{doc.relative_to(REPO_ROOT)}: {target}"
             if not dest.exists():
-                rel = os.path.relpath(dest, REPO_ROOT)
-                if rel not in PENDING:
-                    broken.append(f"{where} (no such file)")
+                broken.append(f"{where} (no such file)")
                 continue
             if anchor and dest.suffix == ".md" and anchor not in _github_slugs(dest.read_text()):
                 broken.append(f"{where} (no heading with that id)")
