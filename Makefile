@@ -62,9 +62,9 @@ VERSION := $(strip $(file < VERSION))
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 
 .PHONY: all build lib install info toolchain test test-deps paper-deps bundle bench bench-kmeans bench-python bench-dbscan bench-dpc experiments tables plots paper datasets \
-        datasets-verify clean distclean exercise exercises
+        datasets-verify clean distclean exercise exercises mpi
 all: build
-build: $(foreach v,$(VARIANTS),bin/pragmaclust-$(v))
+build: $(foreach v,$(VARIANTS),bin/pragmaclust-$(v)) $(if $(MPI),mpi)
 lib: $(foreach v,$(VARIANTS),lib/libpragmaclust-$(v).a lib/libpragmaclust-$(v).so)
 
 # One set of rules per variant: build/<v>/*.o from the same sources, the library
@@ -120,7 +120,22 @@ $(eval $(call variant_rules,seq,-DPC_VARIANT_SEQ,,seq))
 $(eval $(call variant_rules,omp,-DPC_VARIANT_OMP,,omp))
 $(eval $(call variant_rules,gpu,-DPC_VARIANT_GPU,build/gpu/toolchain.ok,gpu))
 $(eval $(call variant_rules,seq-asan,-DPC_VARIANT_SEQ,,seq))
-include teaching/exercises.mk
+
+# MPI programs (issue 22, common/dist.h): `make MPI=1` also builds bin/pragmaclust-<variant>-mpi,
+# the same sources with PC_MPI and the flags of Open MPI's compiler wrapper (`make mpi` builds
+# only them); `variants/install-toolchain.sh --mpi` installs Open MPI.
+MPI ?=
+MPI_CFLAGS = $(shell mpicc --showme:compile 2>/dev/null)
+MPI_LDFLAGS = $(shell mpicc --showme:link 2>/dev/null)
+$(foreach v,seq omp gpu,$(eval CFLAGS_$(v)-mpi = $$(CFLAGS_$(v)) $$(MPI_CFLAGS))$(eval LDFLAGS_$(v)-mpi = $$(LDFLAGS_$(v)) $$(MPI_LDFLAGS)))
+$(eval $(call variant_rules,seq-mpi,-DPC_VARIANT_SEQ -DPC_MPI,build/mpi.ok,seq))
+$(eval $(call variant_rules,omp-mpi,-DPC_VARIANT_OMP -DPC_MPI,build/mpi.ok,omp))
+$(eval $(call variant_rules,gpu-mpi,-DPC_VARIANT_GPU -DPC_MPI,build/mpi.ok build/gpu/toolchain.ok,gpu))
+mpi: $(foreach v,$(VARIANTS),bin/pragmaclust-$(v)-mpi)
+build/mpi.ok:
+	@command -v mpicc >/dev/null || { echo "make: MPI=1 needs Open MPI's mpicc: variants/install-toolchain.sh --mpi" >&2; exit 2; }
+	@mkdir -p $(@D) && touch $@
+include $(wildcard teaching/exercises.mk)
 
 # The seq program with one wrong value planted in each result --check reads (cli/check.c,
 # PC_CHECK_PLANTED_FAULT), for the tests that show every check catches a wrong result.
@@ -158,12 +173,13 @@ test-deps:
 	@variants/install-toolchain.sh --tests "$(TOOLCHAIN_DIR)"
 
 # The README's test command: installs what it needs, builds every variant, its library, the
-# sanitizer build and the planted-fault program, then runs the unit and end-to-end tests
+# sanitizer build, the planted-fault program and the seq and omp MPI programs, then runs the unit
+# and end-to-end tests
 # (tests/test_library.py installs the libraries into a temporary prefix and builds C programs
 # against them).
 test: test-deps
 	@$(MAKE) --no-print-directory VARIANT=all build lib bin/pragmaclust-seq-asan bin/pragmaclust-seq-fault \
-	  build/seq/unit_tests build/omp/unit_tests build/seq-asan/unit_tests
+	  bin/pragmaclust-seq-mpi bin/pragmaclust-omp-mpi build/seq/unit_tests build/omp/unit_tests build/seq-asan/unit_tests
 	@PRAGMACLUST_BIN=bin DATA_DIR="$(DATA_DIR)" $(PYTHON) -m pytest -q tests
 
 # The unit tests, against the seq objects, the omp objects (where the tests of lock-free steps

@@ -40,6 +40,7 @@
  */
 #include "kmeans.h"
 #include "device.h"
+#include "dist.h"
 #include "kmeans_gemm.h"
 #include "kmeans_tuned.h"
 #include "kmeanspp.h"
@@ -200,12 +201,25 @@ void km_layout_release(float *xt, size_t n, size_t d) {
 
 int km_initial_centroids(const float *x, size_t n, size_t d, int k, int kmeanspp, uint64_t seed, pc_kernels kernels,
                          float *centroids) {
-  if (k < 1 || (size_t)k > n) return pc_fail("k-means: k = %d is outside [1, %zu]", k, n);
+  /* Across ranks (dist.h) x is this rank's slice of the rows: the rows are drawn over the global
+   * order, and each chosen row comes from the rank that holds it (the others add zero bits). */
+  const size_t n_all = pc_dist_size() > 1 ? (size_t)pc_dist_sum_long((long)n) : n;
+  size_t first = 0, count = n;
+  if (pc_dist_size() > 1) pc_dist_slice(n_all, &first, &count);
+  if (k < 1 || (size_t)k > n_all) return pc_fail("k-means: k = %d is outside [1, %zu]", k, n_all);
+  if (kmeanspp && pc_dist_size() > 1)
+    return pc_fail("k-means: --init kmeans++ does not run across MPI ranks yet; use random or a file of centroids");
   size_t *rows = pc_try_alloc((size_t)k, sizeof *rows, "initial centroid rows");
   if (!rows) return -1;
-  const int rc = kmeanspp ? kmpp_seed(x, NULL, n, d, k, seed, kernels, rows) : pc_sample_distinct(seed, n, (size_t)k, rows);
-  if (rc == 0)
-    for (size_t r = 0; r < (size_t)k; r++) memcpy(centroids + r * d, x + rows[r] * d, d * sizeof *centroids);
+  const int rc = kmeanspp ? kmpp_seed(x, NULL, n, d, k, seed, kernels, rows) : pc_sample_distinct(seed, n_all, (size_t)k, rows);
+  if (rc == 0) {
+    for (size_t r = 0; r < (size_t)k; r++) {
+      if (rows[r] >= first && rows[r] - first < count) memcpy(centroids + r * d, x + (rows[r] - first) * d, d * sizeof *centroids);
+      else memset(centroids + r * d, 0, d * sizeof *centroids);
+    }
+    _Static_assert(sizeof(float) == sizeof(uint32_t), "a centroid's bits travel as uint32");
+    pc_dist_or_u32((uint32_t *)centroids, (size_t)k * d);
+  }
   free(rows);
   return rc;
 }
@@ -513,11 +527,15 @@ static void km_fixed_scales(const float *restrict xt, size_t n, size_t d, size_t
     part[u] = top;
   }
   DEV_UPDATE(from(part[0 : units]))
+  /* across ranks (dist.h): every rank takes the exponents of all the points, n and the maxima */
+  const size_t n_all = pc_dist_size() > 1 ? (size_t)pc_dist_sum_long((long)n) : n;
+  for (size_t j = 0; j < d; j++)
+    for (size_t r = 1; r < ranges; r++) part[j] = fmaxf(part[j], part[r * d + j]);
+  pc_dist_max_float(part, d);
   int n_bits = 0;
-  while (n_bits < 62 && (size_t)1 << n_bits <= n) n_bits++;
+  while (n_bits < 62 && (size_t)1 << n_bits <= n_all) n_bits++;
   for (size_t j = 0; j <= d; j++) {
-    float top = 0.0f;
-    for (size_t r = 0; r < ranges && j < d; r++) top = fmaxf(top, part[r * d + j]);
+    const float top = j < d ? part[j] : 0.0f;
     int e = 0;
     if (top > 0.0f) frexpf(top, &e);
     const int s = j == d ? 0 : 62 - n_bits - e < 126 ? 62 - n_bits - e : 126;
@@ -740,6 +758,7 @@ DEV_FUNCS_END
 typedef enum { KM_PATH_GENERAL, KM_PATH_ONE_TEAM, KM_PATH_FUSED } km_path;
 static km_path km_small_run_path(size_t n, size_t d, int k, int kpad, int on_device, int portable_distance) {
   if (!PC_HAS_DEVICE || !on_device || !portable_distance || (size_t)k * (d + 1) > KM_TEAM_SUMS) return KM_PATH_GENERAL;
+  if (pc_dist_size() > 1) return KM_PATH_GENERAL; /* the ranks' sums meet between the steps of an iteration */
   const size_t work = n * (size_t)kpad * d;
   return work <= (size_t)KM_ONE_TEAM_WORK ? KM_PATH_ONE_TEAM : work <= (size_t)KM_FUSED_WORK ? KM_PATH_FUSED
                                                                                              : KM_PATH_GENERAL;
@@ -1079,11 +1098,12 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
     t0 = pc_now();
     result->phase_s[KM_PHASE_UPDATE] += t0 - t_iter;
     const km_assign_job job = {xt, ct, cs, cs_lo, cn, labels, n, d, k, kpad, direct, tensor};
-    const long changed = km_assign_step(&job, tuned, tuned_run, gemm ? &scratch : NULL);
+    long changed = km_assign_step(&job, tuned, tuned_run, gemm ? &scratch : NULL);
     if (changed < 0) { /* a cuBLAS error: release the device data, then fail */
       failed = 1;
       break;
     }
+    changed = pc_dist_sum_long(changed); /* across ranks (dist.h): the labels that changed anywhere */
     double t1 = pc_now();
     result->phase_s[KM_PHASE_ASSIGN] += t1 - t0;
     result->iterations = it + 1;
@@ -1092,6 +1112,11 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
     double shift;
     if (on_device) {
       km_accumulate(xt, labels, sums, scale, n, d, k, update);
+      if (pc_dist_size() > 1) { /* every rank's sums, exact in any order: one process's centroids */
+        DEV_UPDATE(from(sums[0 : sums_len]))
+        pc_dist_sum_ll(sums, sums_len);
+        DEV_UPDATE(to(sums[0 : sums_len]))
+      }
       shift = km_finalize(sums, unscale, ct, d, k, kpad, update.copies, 1);
       result->phase_s[KM_PHASE_UPDATE] += pc_now() - t1;
     } else { /* Cao's GPU-L: labels to the host, centroids computed there, sent back */
@@ -1099,6 +1124,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
       double t2 = pc_now();
       result->phase_s[KM_PHASE_D2H] += t2 - t1;
       km_accumulate_on_host(xt, labels, sums, scale, n, d, k);
+      pc_dist_sum_ll(sums, (size_t)k * (d + 1));
       shift = km_finalize(sums, unscale, ct, d, k, kpad, 1, 0);
       double t3 = pc_now();
       result->phase_s[KM_PHASE_UPDATE] += t3 - t2;
@@ -1116,7 +1142,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   if (fused) {
     DEV_EXIT(map(delete : fused_state[0 : 2]))
   }
-  if (!failed) result->sse = km_sse(xt, ct, labels, n, d, kpad);
+  if (!failed) result->sse = pc_dist_sum_double(km_sse(xt, ct, labels, n, d, kpad));
   t0 = pc_now();
   DEV_UPDATE(from(labels[0 : n], ct[0 : ct_len]))
   DEV_EXIT(map(delete : xt[0 : n * d], ct[0 : ct_len], offset[0 : d], labels[0 : n], cs[0 : ct_len],

@@ -8,6 +8,7 @@
 #include "data.h"
 #include "output.h"
 #include "device.h"
+#include "dist.h"
 #include "kmeans.h"
 #include "kmeans_gemm.h"
 #include "report.h"
@@ -186,6 +187,10 @@ int pc_cmd_kmeans(int argc, char **argv) {
   pc_common_opts c;
   pc_cli_parse("kmeans", argc, argv, own_options, "k:", handle_option, &o, usage, &c);
   if (o.k == 0) pc_die(PC_EXIT_USAGE, "kmeans: -k K is required");
+  if (pc_dist_size() > 1) { /* MPI ranks (dist.h): rank 0 reports and writes, every rank computes */
+    if (c.check) pc_die(PC_EXIT_USAGE, "kmeans: --check does not run across MPI ranks yet");
+    if (pc_dist_rank() != 0) c.report = NULL, c.quiet = 1;
+  }
 
   pc_run r;
   pc_points pts;
@@ -199,13 +204,18 @@ int pc_cmd_kmeans(int argc, char **argv) {
     pc_die(PC_EXIT_NO_DEVICE, "kmeans: --distance dot-3xtf32 runs on the GPU's tensor cores, but this run's kernels run "
                               "on the host (--allow-host without a usable GPU); use --distance dot or direct");
   if ((size_t)o.k > pts.n) pc_die(PC_EXIT_USAGE, "kmeans: -k %lld is larger than the number of points (%zu)", o.k, pts.n);
-  const size_t n = pts.n, d = pts.d, k = (size_t)o.k;
+  const size_t n_all = pts.n, d = pts.d, k = (size_t)o.k;
+  /* across MPI ranks each keeps its slice of the rows (dist.h; one process: all of them) */
+  size_t first, n;
+  pc_dist_slice(n_all, &first, &n);
+  if (n < n_all) memmove(pts.x, pts.x + first * d, n * d * sizeof *pts.x), pts.n = n;
   o.params.k = (int)k;
   o.params.kernels = c.kernels;
 
   float *init = initial_centroids(&o, &c, &pts);
   /* distances are float32: every centroid stays within the range of the data and the initial ones */
-  const double max_abs = fmax(pc_max_abs(pts.x, n * d), pc_max_abs(init, k * d));
+  float max_abs = (float)fmax(pc_max_abs(pts.x, n * d), pc_max_abs(init, k * d)); /* of floats: exact */
+  pc_dist_max_float(&max_abs, 1);
   if (pc_check_float_distances(max_abs, d, "kmeans") != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   double t0 = pc_now();
   float *xt = pc_xalloc(n * d, sizeof *xt, "dimension-major copy of the data");
@@ -221,12 +231,21 @@ int pc_cmd_kmeans(int argc, char **argv) {
   const km_result *res = &run.res;
   if (c.check) check_last_pass(&r, &o.params, xt, n, d, run.centroids, run.labels, res);
 
-  if (o.labels_path && pc_write_labels(o.labels_path, run.labels, n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-  if (o.centroids_path && pc_write_matrix(o.centroids_path, run.centroids, k, d) != 0)
-    pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  int *labels_all = run.labels; /* across MPI ranks rank 0 gathers them in the global order */
+  if (o.labels_path && n < n_all) {
+    labels_all = pc_dist_rank() == 0 ? pc_xalloc(n_all, sizeof *labels_all, "all labels") : NULL;
+    pc_dist_gather_ints(run.labels, n, labels_all);
+  }
+  if (pc_dist_rank() == 0) {
+    if (o.labels_path && pc_write_labels(o.labels_path, labels_all, n_all) != 0)
+      pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    if (o.centroids_path && pc_write_matrix(o.centroids_path, run.centroids, k, d) != 0)
+      pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  }
+  if (labels_all != run.labels) free(labels_all);
 
   const pc_stats per_iter = pc_stats_of(run.iteration_s, run.iterations_timed);
-  const double flop_per_iter = 2.0 * (double)n * (double)k * (double)d;
+  const double flop_per_iter = 2.0 * (double)n_all * (double)k * (double)d;
   const double gflops = per_iter.median > 0 ? flop_per_iter / per_iter.median * 1e-9 : 0.0;
   pc_json *j = pc_run_report(&r);
   if (j) {

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "device.h"
+#include "dist.h"
 #include "kmeans_tuned.h"
 #include "kmeanspp_tuned.h"
 #include "knobs.h"
@@ -100,6 +101,7 @@ int pc_cmd_info(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   pc_set_program_name(argv[0]);
+  pc_dist_init(&argc, &argv); /* MPI=1 builds: this process is one of the ranks (dist.h) */
   if (argc < 2) {
     print_usage(stderr);
     pc_die(PC_EXIT_USAGE, "missing SUBCOMMAND");
@@ -112,6 +114,8 @@ int main(int argc, char **argv) {
     pc_print_version(NULL);
     return PC_EXIT_OK;
   }
+  if (pc_dist_size() > 1 && strcmp(argv[1], "kmeans") != 0)
+    pc_die(PC_EXIT_USAGE, "%s runs on one MPI rank; across ranks only kmeans runs yet (start it with one rank)", argv[1]);
   if (!strcmp(argv[1], "kmeans")) return pc_cmd_kmeans(argc - 1, argv + 1);
   if (!strcmp(argv[1], "dbscan")) return pc_cmd_dbscan(argc - 1, argv + 1);
   if (!strcmp(argv[1], "dpc")) return pc_cmd_dpc(argc - 1, argv + 1);

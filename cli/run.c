@@ -1,5 +1,6 @@
 /* run.c - see run.h. */
 #include "run.h"
+#include "dist.h"
 #include "output.h"
 #include "util.h"
 
@@ -63,6 +64,7 @@ pc_json *pc_run_report(pc_run *r) {
   if (!r->reporting) {
     pc_json_run_header(&r->json, r->subcommand, &r->dev, r->input, r->generated, r->n, r->d, r->header_line);
     pc_json_str(&r->json, "kernels", pc_kernels_names[r->opts->kernels]);
+    pc_json_int(&r->json, "mpi_ranks", pc_dist_size()); /* 1: one process (dist.h) */
     if (r->checked) {
       pc_json_object(&r->json, "check");
       pc_json_bool(&r->json, "passed", 1);
@@ -95,13 +97,14 @@ void pc_run_timing_end(pc_run *r) {
 void pc_run_finish(pc_run *r, const char *what, const char *tail) {
   if (r->reporting) pc_json_finish(&r->json, r->opts->report);
   if (pc_outputs_commit() != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-  char checked[128] = "", ties[64] = "";
+  char checked[128] = "", ties[64] = "", ranks[32] = "";
+  if (pc_dist_size() > 1) snprintf(ranks, sizeof ranks, ", %d MPI ranks", pc_dist_size());
   if (r->check.ties) snprintf(ties, sizeof ties, ", %zu near ties within float rounding", r->check.ties);
   if (r->checked)
     snprintf(checked, sizeof checked, "; check passed: %zu %s sampled%s", r->check.sampled, r->check.items, ties);
   if (!r->opts->quiet)
-    fprintf(stderr, "%s [%s, %s]: n=%zu d=%zu%s %s; run %.4g s median of %d%s%s\n", r->subcommand, pc_build_variant(),
-            r->dev.where, r->n, r->d, pc_header_note(NULL, r->header_line), what, r->total.median, r->opts->repeat,
+    fprintf(stderr, "%s [%s, %s%s]: n=%zu d=%zu%s %s; run %.4g s median of %d%s%s\n", r->subcommand, pc_build_variant(),
+            r->dev.where, ranks, r->n, r->d, pc_header_note(NULL, r->header_line), what, r->total.median, r->opts->repeat,
             tail ? tail : "", checked);
   for (int p = 0; p < r->nphases; p++) free(r->phase_s[p]);
   free(r->total_s);

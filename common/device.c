@@ -1,5 +1,6 @@
 /* device.c - see device.h. */
 #include "device.h"
+#include "dist.h"
 #include "knobs.h"
 #include "par.h"
 #include "util.h"
@@ -273,6 +274,7 @@ int pc_device_try_init(int allow_host, int threads, pc_device_info *info) {
   double t0 = pc_now();
   cuda_prepare_contexts(); /* before the OpenMP runtime opens a device */
   int on_host = 1, devices = omp_get_num_devices();
+  if (devices > 1 && pc_dist_size() > 1) omp_set_default_device(pc_dist_local_rank() % devices); /* dist.h */
   if (devices > 0) {
     /* The probe: where the device image was rejected, the runtime runs this on the host. */
 #pragma omp target map(from : on_host)

@@ -1,6 +1,8 @@
 /* util.c - see util.h. */
 #include "util.h"
 
+#include "dist.h"
+
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -90,9 +92,11 @@ void pc_die(int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fflush(stdout);
-  fputs("pragmaclust: error: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  if (pc_dist_rank() == 0) { /* across MPI ranks, which all meet the same error: said once */
+    fputs("pragmaclust: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+  }
   va_end(ap);
   fflush(stderr);
   run_at_end();

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # install-toolchain.sh - install what pragmaclust builds with, idempotently, on Debian 12.
 #
-# Usage: variants/install-toolchain.sh [--gcc] [--tests] [--plots] [--paper] TOOLCHAIN_DIR
+# Usage: variants/install-toolchain.sh [--gcc] [--tests] [--plots] [--paper] [--mpi] TOOLCHAIN_DIR
 #   Installs clang-19 and libomp-19-dev (which carries libomptarget and the NVPTX device
 #   runtime) from Debian main, and lays out in TOOLCHAIN_DIR/cuda-11.8 a minimal CUDA tree
 #   (ptxas, nvlink, fatbinary, libdevice) taken from Debian non-free's nvidia-cuda-toolkit
@@ -11,27 +11,29 @@
 #   gpu variant of TOOLCHAIN=gcc). With --tests it also installs what `make test` needs (NumPy,
 #   scikit-learn, pytest, venv and pip for the Python package's install test, gnuplot, the
 #   sanitizer runtime, GCC's offload compiler: the tests build the TOOLCHAIN=gcc variants; and
-#   the paper's LaTeX: tests/test_paper_build.py builds the PDF);
+#   the paper's LaTeX: tests/test_paper_build.py builds the PDF; Open MPI: tests/test_mpi.py);
 #   with --plots gnuplot for `make plots`; with --paper the LaTeX packages of paper/paper.tex and
-#   poppler-utils (pdfinfo, pdftoppm) for `make paper`.
+#   poppler-utils (pdfinfo, pdftoppm) for `make paper`; with --mpi Open MPI (mpicc, mpirun) for
+#   `make MPI=1`.
 #   The system's apt sources are not modified: non-free is read through a private list.
 #   While another apt or dpkg holds its locks (unattended-upgrades on a fresh machine), it
 #   waits for them, saying so once, up to INSTALL_TOOLCHAIN_LOCK_TIMEOUT seconds (default 600).
 # Exit status: 0 when everything is present afterwards, non-zero with a message otherwise.
 set -euo pipefail
 
-want_gcc=0 want_tests=0 want_plots=0 want_paper=0
+want_gcc=0 want_tests=0 want_plots=0 want_paper=0 want_mpi=0
 while [[ "${1:-}" == --* ]]; do
   case "$1" in
     --gcc) want_gcc=1 ;;
     --tests) want_tests=1 ;;
     --plots) want_plots=1 ;;
     --paper) want_paper=1 ;;
+    --mpi) want_mpi=1 ;;
     *) echo "install-toolchain: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
-toolchain_dir=${1:?usage: install-toolchain.sh [--gcc] [--tests] [--plots] [--paper] TOOLCHAIN_DIR}
+toolchain_dir=${1:?usage: install-toolchain.sh [--gcc] [--tests] [--plots] [--paper] [--mpi] TOOLCHAIN_DIR}
 cuda_dir="$toolchain_dir/cuda-11.8"
 
 die() { echo "install-toolchain: $*" >&2; exit 1; }
@@ -43,14 +45,16 @@ as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 paper_packages=(texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended lmodern
                 poppler-utils)
 gcc_packages=(gcc-12-offload-nvptx libgomp-plugin-nvptx1)
+mpi_packages=(libopenmpi-dev openmpi-bin)
 apt_packages=(clang-19 clang-tools-19 libomp-19-dev llvm-19 binutils python3 xz-utils)
 if (( want_gcc )); then apt_packages+=("${gcc_packages[@]}"); fi
 if (( want_tests )); then
   apt_packages+=(python3-numpy python3-sklearn python3-pytest python3-venv python3-pip libclang-rt-19-dev gnuplot-nox
-                 "${gcc_packages[@]}" "${paper_packages[@]}")
+                 "${gcc_packages[@]}" "${paper_packages[@]}" "${mpi_packages[@]}")
 fi
 if (( want_plots )); then apt_packages+=(gnuplot-nox); fi
 if (( want_paper )); then apt_packages+=("${paper_packages[@]}"); fi
+if (( want_mpi )); then apt_packages+=("${mpi_packages[@]}"); fi
 
 # apt_wait ARGS...: `apt-get ARGS` as root, waiting while another apt or dpkg holds a lock it
 # needs. apt 2.6 fails at once with "Could not get lock PATH. It is held by process N" when a

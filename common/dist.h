@@ -1,0 +1,39 @@
+/*
+ * dist.h - the one layer between pragmaclust and MPI (issue 22): a program built with MPI=1
+ * (PC_MPI defined, bin/pragmaclust-<variant>-mpi) runs as several ranks, each holding a slice of
+ * the points; without MPI every function here is the one-process answer (rank 0 of 1, and the
+ * reductions leave their arguments as they are), so the algorithms call them unconditionally.
+ *
+ * The reductions the algorithms need are exact, so that a run on any number of ranks gives the
+ * one-process result bit for bit: sums of 64-bit integers (k-means' fixed-point sums and counts),
+ * maxima, and a bitwise or of values that one rank owns (a row that only its holder fills in).
+ * The one floating-point sum (pc_dist_sum_double, for a report's SSE) depends on the number of
+ * ranks in its last bits, as any split of a float sum does.
+ */
+#ifndef PC_DIST_H
+#define PC_DIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Starts MPI (MPI=1 builds; nothing otherwise) and registers its end with pc_at_end. */
+void pc_dist_init(int *argc, char ***argv);
+int pc_dist_rank(void);
+int pc_dist_size(void);
+/* This rank's number among the ranks of its machine: the gpu variant's rank takes device
+ * local_rank % devices, so several ranks may share one GPU. */
+int pc_dist_local_rank(void);
+/* Rank r's share of n rows: [n r / size, n (r + 1) / size), contiguous and in rank order, so
+ * that the ranks' slices put together are the rows in their global order. */
+void pc_dist_slice(size_t n, size_t *first, size_t *count);
+/* In place, over all ranks: sums of 64-bit integers, maxima of floats, bitwise or of uint32. */
+void pc_dist_sum_ll(long long *values, size_t count);
+void pc_dist_max_float(float *values, size_t count);
+void pc_dist_or_u32(uint32_t *values, size_t count);
+long pc_dist_sum_long(long value);
+double pc_dist_sum_double(double value);
+/* Rank 0 gets every rank's `count` ints (its own first) in `all` (size: the global count);
+ * the other ranks' `all` is not touched (may be NULL). */
+void pc_dist_gather_ints(const int *mine, size_t count, int *all);
+
+#endif
