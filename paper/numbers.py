@@ -93,6 +93,18 @@ class Macros:
         return "\n".join(out) + "\n"
 
 
+class QuotedMacros:
+    """A section's view of the macro table (Macros) that keeps only the macros its .tex file
+    quotes, names starting with `prefix`: a section may compute more than its prose uses."""
+
+    def __init__(self, m, tex_path, prefix):
+        self.m, self.used = m, set(re.findall(r"\\(" + prefix + r"[A-Za-z]+)", Path(tex_path).read_text()))
+
+    def add(self, name, value, comment=""):
+        if name in self.used:
+            self.m.add(name, value, comment)
+
+
 def ok_rows(rows, **match):
     return [r for r in rows if r["status"] == "ok" and all(r[k] == v for k, v in match.items())]
 

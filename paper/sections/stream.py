@@ -15,19 +15,6 @@ from pathlib import Path
 ENTIRE, WINDOW = "cao_stream", "cao_window"
 
 
-class _Quoted:
-    """The macro table, keeping only the macros that sections/stream.tex quotes (it computes more than
-    the prose uses; the rest would only crowd generated/numbers.tex)."""
-
-    def __init__(self, m):
-        tex = Path(__file__).with_suffix(".tex").read_text()
-        self.m, self.used = m, set(re.findall(r"\\(pcStream[A-Za-z]+)", tex))
-
-    def add(self, name, value, comment=""):
-        if name in self.used:
-            self.m.add(name, value, comment)
-
-
 def default_epsilon(lib):
     """STRM_DEFAULT_EPSILON of algorithms/stream.h (the block size m = n^epsilon), or None."""
     try:
@@ -39,7 +26,7 @@ def default_epsilon(lib):
 
 
 def numbers(m, exps, rows, scale, scale_dir, lib):
-    m = _Quoted(m)
+    m = lib.QuotedMacros(m, Path(__file__).with_suffix(".tex"), "pcStream")
     NA = lib.NA
     entire, window = exps.get(ENTIRE), exps.get(WINDOW)
     mine = [r for r in rows if r["scale"] == scale and r["experiment"] in (ENTIRE, WINDOW) and r["status"] == "ok"]

@@ -9,24 +9,10 @@ exists: \\pcStreamkmDataFlag (any ok run of the two experiments), \\pcStreamkmGp
 run) and \\pcStreamkmSeqGpuFlag (a configuration where seq and gpu both finished), each "true" or
 "false" for the \\newif switches of streaming.tex.
 """
-import re
 from pathlib import Path
 
 MAIN, BREAKDOWN = "okuda_streamkm", "okuda_breakdown"
 REG_DIMS = 8  # KMPP_REG_DIMS_DEFAULT of algorithms/kmeanspp_gpu.c: the largest d held in registers
-
-
-class _Quoted:
-    """The macro table, keeping only the macros that sections/streaming.tex quotes (it computes more than
-    the prose uses; the rest would only crowd generated/numbers.tex)."""
-
-    def __init__(self, m):
-        tex = Path(__file__).with_suffix(".tex").read_text()
-        self.m, self.used = m, set(re.findall(r"\\(pcStreamkm[A-Za-z]+)", tex))
-
-    def add(self, name, value, comment=""):
-        if name in self.used:
-            self.m.add(name, value, comment)
 
 
 def draws_per_round(k):
@@ -38,7 +24,7 @@ def draws_per_round(k):
 
 
 def numbers(m, exps, rows, scale, scale_dir, lib):
-    m = _Quoted(m)
+    m = lib.QuotedMacros(m, Path(__file__).with_suffix(".tex"), "pcStreamkm")
     NA = lib.NA
     main, brk = exps.get(MAIN), exps.get(BREAKDOWN)
     mine = [r for r in rows if r["scale"] == scale and r["experiment"] in (MAIN, BREAKDOWN)]
