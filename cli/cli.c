@@ -1,5 +1,6 @@
 /* cli.c - see cli.h. */
 #include "cli.h"
+#include "dist.h"
 #include "output.h"
 #include "par.h"
 #include "report.h"
@@ -152,14 +153,18 @@ void pc_load_input(const pc_common_opts *common, pc_points *points, double *seco
     pc_gen_spec spec;
     if (pc_gen_parse(common->input + 4, &spec) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     if (spec.n > (size_t)PC_MAX_POINTS) pc_die(PC_EXIT_USAGE, "%zu points: at most %d are supported", spec.n, PC_MAX_POINTS);
-    points->x = pc_try_alloc(spec.n * spec.d, sizeof(float), "generated data");
+    /* across MPI ranks each generates its own slice of the rows only (counter-based: the same values) */
+    pc_dist_slice(spec.n, &points->first, &points->n);
+    points->x = pc_try_alloc(points->n * spec.d, sizeof(float), "generated data");
     if (!points->x) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-    points->n = spec.n;
     points->d = spec.d;
-    pc_gen_rows(&spec, 0, spec.n, points->x);
+    points->total = spec.n;
+    pc_gen_rows(&spec, points->first, points->n, points->x);
     *generated = 1;
   } else if (pc_read_points(common->input, common->raw_n, common->raw_d, points) != 0) {
     pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  } else {
+    points->first = 0, points->total = points->n; /* a file is read whole, on every rank */
   }
   if (points->n > (size_t)PC_MAX_POINTS) pc_die(PC_EXIT_USAGE, "%zu points: at most %d are supported", points->n, PC_MAX_POINTS);
   *seconds = pc_now() - t0;

@@ -203,12 +203,13 @@ int pc_cmd_kmeans(int argc, char **argv) {
   if (o.params.distance == KM_DISTANCE_DOT_3XTF32 && !pc_offloading())
     pc_die(PC_EXIT_NO_DEVICE, "kmeans: --distance dot-3xtf32 runs on the GPU's tensor cores, but this run's kernels run "
                               "on the host (--allow-host without a usable GPU); use --distance dot or direct");
-  if ((size_t)o.k > pts.n) pc_die(PC_EXIT_USAGE, "kmeans: -k %lld is larger than the number of points (%zu)", o.k, pts.n);
-  const size_t n_all = pts.n, d = pts.d, k = (size_t)o.k;
-  /* across MPI ranks each keeps its slice of the rows (dist.h; one process: all of them) */
+  const size_t n_all = pts.total, d = pts.d, k = (size_t)o.k;
+  if ((size_t)o.k > n_all) pc_die(PC_EXIT_USAGE, "kmeans: -k %lld is larger than the number of points (%zu)", o.k, n_all);
+  /* across MPI ranks each keeps its slice of the rows (dist.h; one process: all of them): a
+   * generator made only that slice, a file was read whole and is cut here */
   size_t first, n;
   pc_dist_slice(n_all, &first, &n);
-  if (n < n_all) memmove(pts.x, pts.x + first * d, n * d * sizeof *pts.x), pts.n = n;
+  if (pts.n == n_all && n < n_all) memmove(pts.x, pts.x + first * d, n * d * sizeof *pts.x), pts.n = n;
   o.params.k = (int)k;
   o.params.kernels = c.kernels;
 

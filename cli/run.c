@@ -20,7 +20,7 @@ void pc_run_load(pc_run *r, pc_points *points) {
   int generated;
   double seconds;
   pc_load_input(r->opts, points, &seconds, &generated);
-  pc_run_input(r, generated, points->n, points->d, points->header_line, seconds);
+  pc_run_input(r, generated, points->total, points->d, points->header_line, seconds);
 }
 
 void pc_run_input(pc_run *r, int generated, size_t n, size_t d, size_t header_line, double load_s) {

@@ -30,6 +30,9 @@ typedef struct {
   size_t n, d;
   float *x;           /* n*d values, row-major; owned */
   size_t header_line; /* the line number of the header line the text reader skipped; 0: none */
+  /* pc_load_input: the input's rows are [first, first + n) of total (a generator across MPI ranks
+   * makes only this rank's slice, dist.h; a file is read whole: first 0, total n). */
+  size_t first, total;
 } pc_points;
 
 void pc_points_free(pc_points *p);

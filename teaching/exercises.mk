@@ -10,8 +10,8 @@
 #
 # Each variant is built with the project's compiler and flags (CC, CFLAGS_ALL_<v>, LDFLAGS_<v>, as
 # bin/pragmaclust-<v>) from the exercise's exercise.c (or its solution) and harness.c, the shared
-# teaching/common/harness.c, and common/device.c, util.c and knobs.c (the device check and the timers),
-# into build/teaching/<exercise|solution>/NN-name/<v>/. The gpu program gets --allow-host, as the tests
+# teaching/common/harness.c, and common/device.c, util.c, knobs.c and dist.c (the device check, the
+# timers, and dist.h's one-process answers that util.c calls), into build/teaching/<exercise|solution>/NN-name/<v>/. The gpu program gets --allow-host, as the tests
 # give it, so that without a GPU it runs its target regions on the host and says so in its verdict
 # ("[gpu, on the host]"); PRAGMACLUST_REQUIRE_GPU=1 (a GPU machine) leaves the flag out.
 
@@ -20,7 +20,7 @@ TH_FROM      := $(if $(filter 1 yes,$(SOLUTION)),solution,exercise)
 TH_NUMBER    := $(if $(filter 1 2 3 4 5 6 7 8 9,$(N)),0$(N),$(N))
 TH_NAME      := $(if $(N),$(filter $(TH_NUMBER)-%,$(TH_EXERCISES)))
 TH_GPU_FLAGS := $(if $(filter 1,$(PRAGMACLUST_REQUIRE_GPU)),,--allow-host)
-TH_PC_SOURCES := device util knobs
+TH_PC_SOURCES := device util knobs dist
 TH_PREREQ_gpu := build/gpu/toolchain.ok
 
 # Per variant $(1): the project's common/ objects the harnesses link.
