@@ -11,7 +11,8 @@
 # Each variant is built with the project's compiler and flags (CC, CFLAGS_ALL_<v>, LDFLAGS_<v>, as
 # bin/pragmaclust-<v>) from the exercise's exercise.c (or its solution) and harness.c, the shared
 # teaching/common/harness.c, and common/device.c, util.c, knobs.c and dist.c (the device check, the
-# timers, and dist.h's one-process answers that util.c calls), into build/teaching/<exercise|solution>/NN-name/<v>/. The gpu program gets --allow-host, as the tests
+# timers, and dist.h's one-process answers that util.c calls), into
+# build/teaching/<exercise|solution>/NN-name/<v>/. The gpu program gets --allow-host, as the tests
 # give it, so that without a GPU it runs its target regions on the host and says so in its verdict
 # ("[gpu, on the host]"); PRAGMACLUST_REQUIRE_GPU=1 (a GPU machine) leaves the flag out.
 
