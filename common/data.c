@@ -1,5 +1,7 @@
 /* data.c - see data.h. */
 #include "data.h"
+
+#include "dist.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -41,9 +43,18 @@ static int finish_read(int rc, float *x, size_t n, size_t d, pc_points *out) {
 }
 
 /* 0 when all count values of x (rows of d) are finite, else -1 naming the first bad one. */
-static int check_finite(const float *x, size_t count, size_t d, const char *path) {
-  for (size_t i = 0; i < count; i++)
-    if (!isfinite(x[i])) return pc_fail("%s: element %zu (row %zu) is NaN or Inf", path, i, i / d + 1);
+static int check_finite(const float *x, size_t count, size_t d, size_t first, const char *path) {
+  for (size_t i = 0; i < count; i++) /* x holds the file's rows from `first` on */
+    if (!isfinite(x[i])) return pc_fail("%s: element %zu (row %zu) is NaN or Inf", path, first * d + i, first + i / d + 1);
+  return 0;
+}
+
+/* The rows a binary reader reads: this MPI rank's slice (dist.h) when `part`, else all n; with
+ * the file position moved to the first of them (rows of `row_bytes`). 0, or -1 with a message. */
+static int seek_rows(FILE *f, const char *path, size_t n, size_t row_bytes, int part, size_t *first, size_t *count) {
+  *first = 0, *count = n;
+  if (part) pc_dist_slice(n, first, count);
+  if (*first && fseeko(f, (off_t)(*first * row_bytes), SEEK_CUR) != 0) return pc_fail("%s: seek error", path);
   return 0;
 }
 
@@ -344,7 +355,9 @@ static int npy_parse_header(const char *hdr, size_t hdr_len, const char *path, n
   return 0;
 }
 
-int pc_read_npy(const char *path, pc_points *out) {
+int pc_read_npy(const char *path, pc_points *out) { return pc_read_npy_part(path, 0, out); }
+
+int pc_read_npy_part(const char *path, int part, pc_points *out) {
   memset(out, 0, sizeof *out);
   FILE *f = fopen(path, "rb");
   if (!f) return pc_fail("cannot open '%s': %s", path, strerror(errno));
@@ -389,6 +402,9 @@ int pc_read_npy(const char *path, pc_points *out) {
     rc = pc_fail("%s: file holds %zu data bytes, shape (%zu, %zu) needs %zu", path, fsize - pre_len - hdr_len, n, d, bytes);
     goto done;
   }
+  size_t first;
+  if (seek_rows(f, path, n, d * item, part, &first, &count) != 0) { rc = -1; goto done; }
+  count *= d; /* values of this reader's rows */
   x = pc_try_alloc(count, sizeof *x, path);
   if (!x) { rc = -1; goto done; }
   if (item == 4) {
@@ -399,16 +415,18 @@ int pc_read_npy(const char *path, pc_points *out) {
     if (fread(tmp, 8, count, f) != count) { rc = pc_fail("%s: read error", path); goto done; }
     for (size_t i = 0; i < count; i++) {
       if (!isfinite(tmp[i]) || fabs(tmp[i]) > FLT_MAX) {
-        rc = pc_fail("%s: element %zu (row %zu) is not a finite float", path, i, i / d + 1);
+        rc = pc_fail("%s: element %zu (row %zu) is not a finite float", path, first * d + i, first + i / d + 1);
         goto done;
       }
       x[i] = (float)tmp[i];
     }
   }
-  if ((rc = check_finite(x, count, d, path)) != 0) goto done;
-  out->n = n;
+  if ((rc = check_finite(x, count, d, first, path)) != 0) goto done;
+  out->n = count / d;
   out->d = d;
   out->x = x;
+  out->first = first;
+  out->total = n;
   x = NULL;
 done:
   free(hdr);
@@ -420,25 +438,38 @@ done:
 
 /* ---- raw ----------------------------------------------------------------------------- */
 
-int pc_read_raw_f32(const char *path, size_t n, size_t d, pc_points *out) {
+int pc_read_raw_f32(const char *path, size_t n, size_t d, pc_points *out) { return pc_read_raw_f32_part(path, n, d, 0, out); }
+
+int pc_read_raw_f32_part(const char *path, size_t n, size_t d, int part, pc_points *out) {
   memset(out, 0, sizeof *out);
-  size_t count, bytes, fsize;
+  size_t count, bytes, fsize, first = 0;
   if (n == 0 || d == 0) return pc_fail("%s: raw shape must be positive", path);
   if (pc_mul_size(n, d, &count, path) || pc_mul_size(count, 4, &bytes, path)) return -1;
   FILE *f = fopen(path, "rb");
   if (!f) return pc_fail("cannot open '%s': %s", path, strerror(errno));
   int rc = file_size(f, path, &fsize);
   if (!rc && fsize != bytes) rc = pc_fail("%s: file has %zu bytes, shape %zux%zu float32 needs %zu", path, fsize, n, d, bytes);
+  size_t rows = n;
+  if (!rc) rc = seek_rows(f, path, n, d * 4, part, &first, &rows);
+  count = rows * d;
   float *x = rc ? NULL : pc_try_alloc(count, sizeof *x, path);
   if (!rc && !x) rc = -1;
   if (!rc && fread(x, 4, count, f) != count) rc = pc_fail("%s: read error", path);
-  if (!rc) rc = check_finite(x, count, d, path);
+  if (!rc) rc = check_finite(x, count, d, first, path);
   fclose(f);
-  return finish_read(rc, x, n, d, out);
+  if (finish_read(rc, x, rows, d, out) != 0) return -1;
+  out->first = first, out->total = n;
+  return 0;
 }
 
 int pc_read_points(const char *path, size_t raw_n, size_t raw_d, pc_points *out) {
-  if (raw_n > 0) return pc_read_raw_f32(path, raw_n, raw_d, out);
-  if (pc_has_suffix(path, ".npy")) return pc_read_npy(path, out);
-  return pc_read_text(path, out);
+  return pc_read_points_part(path, raw_n, raw_d, 0, out);
+}
+
+int pc_read_points_part(const char *path, size_t raw_n, size_t raw_d, int part, pc_points *out) {
+  int rc;
+  if (raw_n > 0) rc = pc_read_raw_f32_part(path, raw_n, raw_d, part, out);
+  else if (pc_has_suffix(path, ".npy")) rc = pc_read_npy_part(path, part, out);
+  else if ((rc = pc_read_text(path, out)) == 0) out->first = 0, out->total = out->n; /* text: read whole */
+  return rc;
 }

@@ -48,5 +48,10 @@ int pc_read_raw_f32(const char *path, size_t n, size_t d, pc_points *out);
 
 /* Chooses the reader by name: ".npy" -> npy; raw when raw_n > 0 (shape given); else text. */
 int pc_read_points(const char *path, size_t raw_n, size_t raw_d, pc_points *out);
+/* The same, reading only this MPI rank's slice of the rows (dist.h) from a .npy or raw file when
+ * `part` (first and total say which); a text file is read whole. */
+int pc_read_points_part(const char *path, size_t raw_n, size_t raw_d, int part, pc_points *out);
+int pc_read_npy_part(const char *path, int part, pc_points *out);
+int pc_read_raw_f32_part(const char *path, size_t n, size_t d, int part, pc_points *out);
 
 #endif

@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,18 @@ double pc_dist_sum_double(double value) {
   return value;
 }
 
+int pc_dist_any_failed(int failed) {
+  if (dist_size == 1) return failed != 0;
+  int lowest = failed ? dist_rank : dist_size;
+  MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (lowest == dist_size) return 0;
+  char message[1024];
+  snprintf(message, sizeof message, "%s", dist_rank == lowest ? pc_last_error() : "");
+  MPI_Bcast(message, (int)sizeof message, MPI_CHAR, lowest, MPI_COMM_WORLD);
+  if (dist_rank != lowest) pc_fail("%s", message);
+  return 1;
+}
+
 void pc_dist_gather_ints(const int *mine, size_t count, int *all) {
   if (dist_size == 1) {
     if (all != mine) memcpy(all, mine, count * sizeof *all);
@@ -110,6 +123,7 @@ void pc_dist_max_float(float *values, size_t count) { (void)values, (void)count;
 void pc_dist_or_u32(uint32_t *values, size_t count) { (void)values, (void)count; }
 long pc_dist_sum_long(long value) { return value; }
 double pc_dist_sum_double(double value) { return value; }
+int pc_dist_any_failed(int failed) { return failed != 0; }
 void pc_dist_gather_ints(const int *mine, size_t count, int *all) {
   if (all != mine) memcpy(all, mine, count * sizeof *all);
 }

@@ -32,6 +32,10 @@ void pc_dist_max_float(float *values, size_t count);
 void pc_dist_or_u32(uint32_t *values, size_t count);
 long pc_dist_sum_long(long value);
 double pc_dist_sum_double(double value);
+/* Whether any rank failed (`failed` non-zero on it): a step that only some ranks may fail (a read
+ * of their own rows) ends on every rank, and rank 0, which reports errors (pc_die), takes the
+ * pc_fail message of the lowest failing rank. One process: failed != 0. */
+int pc_dist_any_failed(int failed);
 /* Rank 0 gets every rank's `count` ints (its own first) in `all` (size: the global count);
  * the other ranks' `all` is not touched (may be NULL). */
 void pc_dist_gather_ints(const int *mine, size_t count, int *all);

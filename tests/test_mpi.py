@@ -55,10 +55,14 @@ CASES = {
 
 
 @pytest.mark.parametrize("variant", ["seq", "omp"])
-@pytest.mark.parametrize("case", list(CASES) + ["near ties", "file init"])
+@pytest.mark.parametrize("case", list(CASES) + ["near ties", "file init", "raw float32"])
 def test_kmeans_across_ranks_is_one_process(variant, case, tmp_path, near_ties):
     if case == "near ties":
         args = ["kmeans", near_ties, "-k", "6"]
+    elif case == "raw float32":
+        raw = tmp_path / "points.f32"
+        np.load(near_ties).astype("<f4").tofile(raw)
+        args = ["kmeans", raw, "--shape", "3001,3", "-k", "5"]
     elif case == "file init":
         init = tmp_path / "init.txt"
         init.write_text("0 0 0\n1 1 1\n0 1 0\n1 0 1\n")
@@ -105,6 +109,20 @@ def test_bad_input_is_reported_once_with_status_2(args, message, tmp_path):
     assert rc == 2, err
     assert err.count("pragmaclust: error:") == 1 and message in err, err
     assert not labels.exists() and os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("suffix", [".npy", ".f32"])
+def test_a_bad_row_in_another_ranks_slice_is_reported_once(suffix, tmp_path):
+    """Each rank reads only its rows of a binary file: a NaN in row 2900 (the last rank's slice)
+    is still reported once, by rank 0, with its row number in the file, and every rank stops."""
+    x = np.random.default_rng(1).random((3000, 2), dtype=np.float32)
+    x[2899, 1] = np.nan
+    path = tmp_path / f"bad{suffix}"
+    np.save(path, x) if suffix == ".npy" else x.tofile(path)
+    shape = ["--shape", "3000,2"] if suffix == ".f32" else []
+    rc, _, err = mpirun(3, mpi_program("seq"), "kmeans", path, *shape, "-k", "3")
+    assert rc == 2, err
+    assert err.count("pragmaclust: error:") == 1 and "(row 2900) is NaN or Inf" in err, err
 
 
 def test_other_subcommands_say_they_run_on_one_rank():

@@ -200,7 +200,7 @@ static void test_text_ok(void) {
 }
 
 static void expect_text_error(const char *name, const char *text, const char *msg_part) {
-  pc_points p = {5, 5, (float *)&p, 5}; /* garbage the reader must reset */
+  pc_points p = {5, 5, (float *)&p, 5, 5, 5}; /* garbage the reader must reset */
   int rc = pc_read_text(write_str(name, text), &p);
   CHECK(rc == -1);
   CHECK(p.x == NULL && p.n == 0 && p.d == 0 && p.header_line == 0);
@@ -283,7 +283,7 @@ static void test_npy(void) {
   pc_points_free(&p);
 
   /* rejected */
-  pc_points q = {7, 7, NULL, 7};
+  pc_points q = {7, 7, NULL, 7, 7, 7};
   CHECK(pc_read_npy(write_npy("fortran.npy", 1, "<f4", "True", "(3, 2)", f4, sizeof f4), &q) == -1);
   CHECK(strstr(pc_last_error(), "Fortran") != NULL);
   CHECK(q.x == NULL && q.n == 0 && q.d == 0);
@@ -494,7 +494,7 @@ static void test_npy_header_literal(void) {
       {"{'a_very_long_key_name_beyond_the_buffer': 1}", "unknown key"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    pc_points q = {9, 9, NULL, 9};
+    pc_points q = {9, 9, NULL, 9, 9, 9};
     CHECK(pc_read_npy(write_npy_dict("lit_bad.npy", 1, bad[i].dict, f4, sizeof f4), &q) == -1);
     CHECK(q.x == NULL && q.n == 0 && q.d == 0 && q.header_line == 0);
     const int found = strstr(pc_last_error(), bad[i].msg_part) != NULL;
