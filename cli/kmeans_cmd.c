@@ -224,6 +224,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
   const double layout_s = pc_now() - t0;
   pc_points_free(&pts);
 
+  pc_dist_errors_alike(0); /* from here a failure may be one rank's own: it names its rank (dist.h) */
   const int iter_cap = o.params.fixed_iter > 0 ? o.params.fixed_iter : o.params.max_iter;
   kmeans_run_ctx run = {xt, n, d, &o.params, init, pc_xalloc(k * d, sizeof(float), "centroids"),
                         pc_xalloc(n, sizeof(int), "labels"),

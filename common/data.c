@@ -442,7 +442,7 @@ int pc_read_raw_f32(const char *path, size_t n, size_t d, pc_points *out) { retu
 
 int pc_read_raw_f32_part(const char *path, size_t n, size_t d, int part, pc_points *out) {
   memset(out, 0, sizeof *out);
-  size_t count, bytes, fsize, first = 0;
+  size_t count, bytes, fsize = 0, first = 0;
   if (n == 0 || d == 0) return pc_fail("%s: raw shape must be positive", path);
   if (pc_mul_size(n, d, &count, path) || pc_mul_size(count, 4, &bytes, path)) return -1;
   FILE *f = fopen(path, "rb");

@@ -130,6 +130,10 @@ void pc_dist_gather_ints(const int *mine, size_t count, int *all) {
 
 #endif
 
+static int errors_alike = 1;
+void pc_dist_errors_alike(int alike) { errors_alike = alike; }
+int pc_dist_errors_are_alike(void) { return errors_alike; }
+
 void pc_dist_slice(size_t n, size_t *first, size_t *count) {
   const size_t r = (size_t)pc_dist_rank(), p = (size_t)pc_dist_size();
   /* n r / p without overflow for any n < 2^64 / p */

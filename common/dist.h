@@ -32,6 +32,12 @@ void pc_dist_max_float(float *values, size_t count);
 void pc_dist_or_u32(uint32_t *values, size_t count);
 long pc_dist_sum_long(long value);
 double pc_dist_sum_double(double value);
+/* Whether the errors a rank may meet now are met alike by every rank (1, the start: options,
+ * inputs and parameters are the same everywhere), so that pc_die leaves the message to rank 0; or
+ * may be its own (0: during the computation, an allocation, a device), so that every rank that
+ * fails says so, naming itself. */
+void pc_dist_errors_alike(int alike);
+int pc_dist_errors_are_alike(void);
 /* Whether any rank failed (`failed` non-zero on it): a step that only some ranks may fail (a read
  * of their own rows) ends on every rank, and rank 0, which reports errors (pc_die), takes the
  * pc_fail message of the lowest failing rank. One process: failed != 0. */

@@ -92,8 +92,9 @@ void pc_die(int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fflush(stdout);
-  if (pc_dist_rank() == 0) { /* across MPI ranks, which all meet the same error: said once */
+  if (pc_dist_rank() == 0 || !pc_dist_errors_are_alike()) { /* across MPI ranks: an error all meet, said once */
     fputs("pragmaclust: error: ", stderr);
+    if (pc_dist_size() > 1 && !pc_dist_errors_are_alike()) fprintf(stderr, "rank %d: ", pc_dist_rank());
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
   }
