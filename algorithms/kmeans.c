@@ -203,18 +203,20 @@ int km_initial_centroids(const float *x, size_t n, size_t d, int k, int kmeanspp
                          float *centroids) {
   /* Across ranks (dist.h) x is this rank's slice of the rows: the rows are drawn over the global
    * order, and each chosen row comes from the rank that holds it (the others add zero bits). */
-  const size_t n_all = pc_dist_size() > 1 ? (size_t)pc_dist_sum_long((long)n) : n;
-  size_t first = 0, count = n;
-  if (pc_dist_size() > 1) pc_dist_slice(n_all, &first, &count);
+  const size_t n_all = (size_t)pc_dist_sum_long((long)n); /* one process: n, rows [0, n) */
+  size_t first, count;
+  pc_dist_slice(n_all, &first, &count);
   if (k < 1 || (size_t)k > n_all) return pc_fail("k-means: k = %d is outside [1, %zu]", k, n_all);
   if (kmeanspp && pc_dist_size() > 1)
     return pc_fail("k-means: --init kmeans++ does not run across MPI ranks yet; use random or a file of centroids");
   size_t *rows = pc_try_alloc((size_t)k, sizeof *rows, "initial centroid rows");
   if (!rows) return -1;
-  const int rc = kmeanspp ? kmpp_seed(x, NULL, n, d, k, seed, kernels, rows) : pc_sample_distinct(seed, n_all, (size_t)k, rows);
+  const int rc =
+      kmeanspp ? kmpp_seed(x, NULL, n, d, k, seed, kernels, rows) : pc_sample_distinct(seed, n_all, (size_t)k, rows);
   if (rc == 0) {
     for (size_t r = 0; r < (size_t)k; r++) {
-      if (rows[r] >= first && rows[r] - first < count) memcpy(centroids + r * d, x + (rows[r] - first) * d, d * sizeof *centroids);
+      const int mine = rows[r] >= first && rows[r] - first < count;
+      if (mine) memcpy(centroids + r * d, x + (rows[r] - first) * d, d * sizeof *centroids);
       else memset(centroids + r * d, 0, d * sizeof *centroids);
     }
     _Static_assert(sizeof(float) == sizeof(uint32_t), "a centroid's bits travel as uint32");
@@ -528,7 +530,7 @@ static void km_fixed_scales(const float *restrict xt, size_t n, size_t d, size_t
   }
   DEV_UPDATE(from(part[0 : units]))
   /* across ranks (dist.h): every rank takes the exponents of all the points, n and the maxima */
-  const size_t n_all = pc_dist_size() > 1 ? (size_t)pc_dist_sum_long((long)n) : n;
+  const size_t n_all = (size_t)pc_dist_sum_long((long)n);
   for (size_t j = 0; j < d; j++)
     for (size_t r = 1; r < ranges; r++) part[j] = fmaxf(part[j], part[r * d + j]);
   pc_dist_max_float(part, d);

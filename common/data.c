@@ -45,7 +45,8 @@ static int finish_read(int rc, float *x, size_t n, size_t d, pc_points *out) {
 /* 0 when all count values of x (rows of d) are finite, else -1 naming the first bad one. */
 static int check_finite(const float *x, size_t count, size_t d, size_t first, const char *path) {
   for (size_t i = 0; i < count; i++) /* x holds the file's rows from `first` on */
-    if (!isfinite(x[i])) return pc_fail("%s: element %zu (row %zu) is NaN or Inf", path, first * d + i, first + i / d + 1);
+    if (!isfinite(x[i]))
+      return pc_fail("%s: element %zu (row %zu) is NaN or Inf", path, first * d + i, first + i / d + 1);
   return 0;
 }
 
@@ -355,9 +356,8 @@ static int npy_parse_header(const char *hdr, size_t hdr_len, const char *path, n
   return 0;
 }
 
-int pc_read_npy(const char *path, pc_points *out) { return pc_read_npy_part(path, 0, out); }
-
-int pc_read_npy_part(const char *path, int part, pc_points *out) {
+/* pc_read_npy, of this MPI rank's rows only when `part` (seek_rows). */
+static int read_npy_part(const char *path, int part, pc_points *out) {
   memset(out, 0, sizeof *out);
   FILE *f = fopen(path, "rb");
   if (!f) return pc_fail("cannot open '%s': %s", path, strerror(errno));
@@ -438,9 +438,8 @@ done:
 
 /* ---- raw ----------------------------------------------------------------------------- */
 
-int pc_read_raw_f32(const char *path, size_t n, size_t d, pc_points *out) { return pc_read_raw_f32_part(path, n, d, 0, out); }
-
-int pc_read_raw_f32_part(const char *path, size_t n, size_t d, int part, pc_points *out) {
+/* pc_read_raw_f32, of this MPI rank's rows only when `part` (seek_rows). */
+static int read_raw_f32_part(const char *path, size_t n, size_t d, int part, pc_points *out) {
   memset(out, 0, sizeof *out);
   size_t count, bytes, fsize = 0, first = 0;
   if (n == 0 || d == 0) return pc_fail("%s: raw shape must be positive", path);
@@ -462,14 +461,20 @@ int pc_read_raw_f32_part(const char *path, size_t n, size_t d, int part, pc_poin
   return 0;
 }
 
+int pc_read_npy(const char *path, pc_points *out) { return read_npy_part(path, 0, out); }
+
+int pc_read_raw_f32(const char *path, size_t n, size_t d, pc_points *out) {
+  return read_raw_f32_part(path, n, d, 0, out);
+}
+
 int pc_read_points(const char *path, size_t raw_n, size_t raw_d, pc_points *out) {
   return pc_read_points_part(path, raw_n, raw_d, 0, out);
 }
 
 int pc_read_points_part(const char *path, size_t raw_n, size_t raw_d, int part, pc_points *out) {
   int rc;
-  if (raw_n > 0) rc = pc_read_raw_f32_part(path, raw_n, raw_d, part, out);
-  else if (pc_has_suffix(path, ".npy")) rc = pc_read_npy_part(path, part, out);
+  if (raw_n > 0) rc = read_raw_f32_part(path, raw_n, raw_d, part, out);
+  else if (pc_has_suffix(path, ".npy")) rc = read_npy_part(path, part, out);
   else if ((rc = pc_read_text(path, out)) == 0) out->first = 0, out->total = out->n; /* text: read whole */
   return rc;
 }

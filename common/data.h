@@ -30,8 +30,8 @@ typedef struct {
   size_t n, d;
   float *x;           /* n*d values, row-major; owned */
   size_t header_line; /* the line number of the header line the text reader skipped; 0: none */
-  /* pc_load_input: the input's rows are [first, first + n) of total (a generator across MPI ranks
-   * makes only this rank's slice, dist.h; a file is read whole: first 0, total n). */
+  /* The input's rows are [first, first + n) of total: across MPI ranks (dist.h) a generator or a
+   * .npy or raw file gives this rank's slice (pc_load_input, pc_read_points_part); else 0 and n. */
   size_t first, total;
 } pc_points;
 
@@ -51,7 +51,5 @@ int pc_read_points(const char *path, size_t raw_n, size_t raw_d, pc_points *out)
 /* The same, reading only this MPI rank's slice of the rows (dist.h) from a .npy or raw file when
  * `part` (first and total say which); a text file is read whole. */
 int pc_read_points_part(const char *path, size_t raw_n, size_t raw_d, int part, pc_points *out);
-int pc_read_npy_part(const char *path, int part, pc_points *out);
-int pc_read_raw_f32_part(const char *path, size_t n, size_t d, int part, pc_points *out);
 
 #endif

@@ -39,25 +39,22 @@ int pc_dist_local_rank(void) { return dist_local_rank; }
 /* MPI counts are ints: large arrays go in pieces of at most INT_MAX / 2 elements. */
 #define DIST_PIECE ((size_t)INT_MAX / 2)
 
+/* In place over all ranks, `count` values of `size` bytes, in pieces. */
+static void dist_allreduce(void *values, size_t count, size_t size, MPI_Datatype type, MPI_Op op) {
+  for (size_t at = 0; dist_size > 1 && at < count; at += DIST_PIECE) {
+    const size_t len = count - at < DIST_PIECE ? count - at : DIST_PIECE;
+    MPI_Allreduce(MPI_IN_PLACE, (char *)values + at * size, (int)len, type, op, MPI_COMM_WORLD);
+  }
+}
+
 void pc_dist_sum_ll(long long *values, size_t count) {
-  for (size_t at = 0; dist_size > 1 && at < count; at += DIST_PIECE) {
-    const size_t len = count - at < DIST_PIECE ? count - at : DIST_PIECE;
-    MPI_Allreduce(MPI_IN_PLACE, values + at, (int)len, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  }
+  dist_allreduce(values, count, sizeof *values, MPI_LONG_LONG, MPI_SUM);
 }
-
 void pc_dist_max_float(float *values, size_t count) {
-  for (size_t at = 0; dist_size > 1 && at < count; at += DIST_PIECE) {
-    const size_t len = count - at < DIST_PIECE ? count - at : DIST_PIECE;
-    MPI_Allreduce(MPI_IN_PLACE, values + at, (int)len, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD);
-  }
+  dist_allreduce(values, count, sizeof *values, MPI_FLOAT, MPI_MAX);
 }
-
 void pc_dist_or_u32(uint32_t *values, size_t count) {
-  for (size_t at = 0; dist_size > 1 && at < count; at += DIST_PIECE) {
-    const size_t len = count - at < DIST_PIECE ? count - at : DIST_PIECE;
-    MPI_Allreduce(MPI_IN_PLACE, values + at, (int)len, MPI_UINT32_T, MPI_BOR, MPI_COMM_WORLD);
-  }
+  dist_allreduce(values, count, sizeof *values, MPI_UINT32_T, MPI_BOR);
 }
 
 long pc_dist_sum_long(long value) {
