@@ -82,6 +82,13 @@ typedef struct {
 int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int *labels, unsigned char *is_core,
                db_result *result);
 
+/* dbscan_run across MPI ranks (common/dist.h; algorithms/dbscan_ranks.c): x holds this rank's
+ * slice of the rows (pc_dist_slice of the ranks' total), labels gets theirs, the one process's
+ * labels; *result the whole run's counts, with the partition's exchange timed as the index phase.
+ * Every rank calls it. One process: as dbscan_run, the partition aside. 0, or -1 with a message
+ * (on every rank). */
+int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params, int *labels, db_result *result);
+
 /* Step one of dbscan_run's labels, public for the tests that race it on many host threads:
  * given the union-find forest parent[] over n positions (core[s]: position s is a core point;
  * order[s]: its input index), writes each core position's cluster id to slabel[s] (ids in the

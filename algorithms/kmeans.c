@@ -207,12 +207,10 @@ int km_initial_centroids(const float *x, size_t n, size_t d, int k, int kmeanspp
   size_t first, count;
   pc_dist_slice(n_all, &first, &count);
   if (k < 1 || (size_t)k > n_all) return pc_fail("k-means: k = %d is outside [1, %zu]", k, n_all);
-  if (kmeanspp && pc_dist_size() > 1)
-    return pc_fail("k-means: --init kmeans++ does not run across MPI ranks yet; use random or a file of centroids");
   size_t *rows = pc_try_alloc((size_t)k, sizeof *rows, "initial centroid rows");
   if (!rows) return -1;
   const int rc =
-      kmeanspp ? kmpp_seed(x, NULL, n, d, k, seed, kernels, rows) : pc_sample_distinct(seed, n_all, (size_t)k, rows);
+      kmeanspp ? kmpp_seed_slices(x, n, d, k, seed, kernels, rows) : pc_sample_distinct(seed, n_all, (size_t)k, rows);
   if (rc == 0) {
     for (size_t r = 0; r < (size_t)k; r++) {
       const int mine = rows[r] >= first && rows[r] - first < count;

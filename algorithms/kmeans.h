@@ -99,7 +99,7 @@ void km_layout_release(float *xt, size_t n, size_t d);
 
 /* The k x d initial centroids (row-major) from the rows of x (n x d, row-major): k distinct rows
  * drawn with seed (pc_sample_distinct), or with `kmeanspp` the rows k-means++ seeding picks
- * (kmpp_seed, with its kernels). The same rows in every variant. 0, or -1 with a pc_fail message
+ * (kmpp_seed_slices, with its kernels). The same rows in every variant. 0, or -1 with a pc_fail message
  * (k outside [1, n], memory). */
 int km_initial_centroids(const float *x, size_t n, size_t d, int k, int kmeanspp, uint64_t seed, pc_kernels kernels,
                          float *centroids);

@@ -19,6 +19,7 @@
  */
 #include "kmeanspp.h"
 #include "device.h"
+#include "dist.h"
 #include "kmeanspp_tuned.h"
 #include "knobs.h"
 #include "par.h"
@@ -376,13 +377,71 @@ void kmpp_nearest(const kmpp_points *p, const kmpp_sampler *s, int run, size_t c
   }
 }
 
-int kmpp_seed(const float *x, const float *weights, size_t n, size_t d, int k, uint64_t seed, pc_kernels kernels,
-              size_t *chosen) {
-  if (k < 1 || (size_t)k > n) return pc_fail("k-means++: k = %d is outside [1, %zu]", k, n);
-  float *w = pc_try_alloc(n, sizeof *w, "k-means++ point weights");
-  double *xd = pc_try_alloc(n, d * sizeof *xd, "k-means++ points in double");
+/* k-means++ over the MPI ranks' slices of the rows (common/dist.h; p: this rank's n rows, whose
+ * buffer has room for one more, row n; `first` its first global row). The scan's blocks are whole
+ * on one rank (slices start at multiples of PC_DIST_ROW_GROUP = PC_SCAN_BLOCK), so each rank's
+ * masses and block totals are the one process's. Per round: every rank gets every block total in
+ * global order and adds them as kmpp_wheel_pick's team does (the offsets), the same uniform finds
+ * the target's block on every rank, the rank holding it finds the point in its block (the first
+ * i with E[i+1] > t, as the search does), and the chosen row goes to every rank, which puts it
+ * in its row n (`row`, just past p's rows) for the next round's distances. The rows the one
+ * process draws. Returns how many it drew. */
+static size_t kmpp_seed_ranks(const kmpp_points *p, double *row, kmpp_sampler *s, size_t first, int k, uint64_t seed,
+                              size_t *chosen) {
+  _Static_assert(PC_DIST_ROW_GROUP == PC_SCAN_BLOCK, "a rank's slice must hold whole blocks of the wheel");
+  const size_t n = p->n, d = p->d, n_all = (size_t)pc_dist_sum_long((long)n);
+  const size_t blocks = kmpp_blocks(n), blocks_all = kmpp_blocks(n_all), first_block = first / PC_SCAN_BLOCK;
+  double *offsets = pc_xalloc(blocks_all + 1, sizeof *offsets, "k-means++ block offsets");
+  double *block_sums = s->block_sums, *wheel = s->wheel;
+  long *fresh = s->chosen;
+  size_t got = 0;
+  for (int r = 0; r < k; r++) {
+    if (n) kmpp_masses(p, s, r ? fresh : NULL, 1);
+    DEV_UPDATE(from(block_sums[0 : blocks]))
+    size_t gathered;
+    double *totals = pc_dist_allgather(block_sums, blocks, sizeof *block_sums, &gathered);
+    double sum = 0.0;
+    for (size_t b = 0; b < blocks_all; b++) offsets[b] = sum, sum += totals[b];
+    offsets[blocks_all] = sum;
+    free(totals);
+    double target, offset;
+    size_t lo, hi;
+    if (!kmpp_draw_range(offsets, blocks_all, n_all, pc_hash_uniform(seed, PC_STREAM_KMEANSPP, (uint64_t)r), &target,
+                         &offset, &lo, &hi))
+      break; /* every point sits on a chosen one */
+    long pick = -1;
+    if (lo / PC_SCAN_BLOCK - first_block < blocks) { /* the target's block is this rank's */
+      double *local = wheel + (lo - first);
+      const size_t len = hi - lo + 1;
+      DEV_UPDATE(from(local[0 : len]))
+      size_t i = 0;
+      while (i + 1 < len && !(local[i + 1] + offset > target)) i++;
+      pick = (long)(lo + i);
+      memcpy(row, p->x + (lo + i - first) * d, d * sizeof *row);
+    } else {
+      memset(row, 0, d * sizeof *row);
+    }
+    pick = pc_dist_max_long(pick);
+    _Static_assert(sizeof(double) == 2 * sizeof(uint32_t), "a row's bits travel as uint32 pairs");
+    pc_dist_or_u32((uint32_t *)row, 2 * d); /* the holder's bits; the others added zeros */
+    chosen[got++] = (size_t)pick;
+    fresh[0] = (long)n; /* the next distances are against row n */
+    DEV_UPDATE(to(row[0 : d], fresh[0 : 1]))
+  }
+  free(offsets);
+  return got;
+}
+
+/* kmpp_seed's work; across_ranks: x is this rank's slice of rows spread over the MPI ranks
+ * (kmpp_seed_slices), else all the rows. */
+static int kmpp_seed_rows(const float *x, const float *weights, size_t n, size_t d, int k, uint64_t seed,
+                          pc_kernels kernels, int across_ranks, size_t *chosen) {
+  const size_t n_all = across_ranks ? (size_t)pc_dist_sum_long((long)n) : n, rows = across_ranks ? n + 1 : n;
+  if (k < 1 || (size_t)k > n_all) return pc_fail("k-means++: k = %d is outside [1, %zu]", k, n_all);
+  float *w = pc_try_alloc(rows, sizeof *w, "k-means++ point weights");
+  double *xd = pc_try_alloc(rows, d * sizeof *xd, "k-means++ points in double");
   kmpp_sampler sampler;
-  if (!w || !xd || kmpp_sampler_open(&sampler, n, 1, k, 1) != 0) {
+  if (!w || !xd || kmpp_sampler_open(&sampler, rows, 1, k, 1) != 0) {
     free(w), free(xd);
     return -1;
   }
@@ -390,16 +449,32 @@ int kmpp_seed(const float *x, const float *weights, size_t n, size_t d, int k, u
   for (size_t i = 0; i < n; i++) w[i] = weights ? weights[i] : 1.0f;
   for (size_t a = 0; a < n * d; a++) xd[a] = (double)x[a];
   const kmpp_points points = {xd, w, n, d, d, 1};
-  double cost;
-  /* device: xd[n * d] points, w[n] weights. */
-  DEV_ENTER(map(to : xd[0 : n * d], w[0 : n]))
-  kmpp_sample(&points, &sampler, (kmpp_draws){seed, PC_STREAM_KMEANSPP, 0, 0}, &cost, NULL);
-  DEV_EXIT(map(delete : xd[0 : n * d], w[0 : n]))
-  const size_t got = kmpp_chosen_row(&sampler, 0, chosen);
+  size_t got;
+  /* device: xd[rows * d] points (and across ranks row n: the last chosen one), w[rows] weights. */
+  DEV_ENTER(map(to : xd[0 : rows * d], w[0 : rows]))
+  if (across_ranks) {
+    size_t first, count;
+    pc_dist_slice(n_all, &first, &count);
+    got = kmpp_seed_ranks(&points, xd + n * d, &sampler, first, k, seed, chosen);
+  } else {
+    double cost;
+    kmpp_sample(&points, &sampler, (kmpp_draws){seed, PC_STREAM_KMEANSPP, 0, 0}, &cost, NULL);
+    got = kmpp_chosen_row(&sampler, 0, chosen);
+  }
+  DEV_EXIT(map(delete : xd[0 : rows * d], w[0 : rows]))
   kmpp_sampler_close(&sampler);
   free(w), free(xd);
   if (got < (size_t)k)
     return pc_fail("k-means++: only %zu points carry weight or distance, fewer than k = %d (duplicates or zero weights)", got,
                    k);
   return 0;
+}
+
+int kmpp_seed(const float *x, const float *weights, size_t n, size_t d, int k, uint64_t seed, pc_kernels kernels,
+              size_t *chosen) {
+  return kmpp_seed_rows(x, weights, n, d, k, seed, kernels, 0, chosen);
+}
+
+int kmpp_seed_slices(const float *x, size_t n, size_t d, int k, uint64_t seed, pc_kernels kernels, size_t *chosen) {
+  return kmpp_seed_rows(x, NULL, n, d, k, seed, kernels, pc_dist_size() > 1, chosen);
 }

@@ -30,6 +30,10 @@
  * distance (duplicates, zero weights). */
 int kmpp_seed(const float *x, const float *weights, size_t n, size_t d, int k, uint64_t seed, pc_kernels kernels,
               size_t *chosen);
+/* kmpp_seed (unit weights) where x is this MPI rank's slice of the rows (common/dist.h's
+ * pc_dist_slice of the ranks' total): chosen[] gets the global rows the one process draws from
+ * all of them, on every rank. One process: kmpp_seed. */
+int kmpp_seed_slices(const float *x, size_t n, size_t d, int k, uint64_t seed, pc_kernels kernels, size_t *chosen);
 
 /* Points as D^2 sampling reads them: feature j of point i at x[i * point_stride + j * dim_stride]
  * (row-major: d, 1; dimension-major: 1, n), in double (the distances are summed in double: no

@@ -11,6 +11,7 @@
  */
 #include "streamkm.h"
 #include "device.h"
+#include "dist.h"
 #include "kmeanspp.h"
 #include "knobs.h"
 #include "par.h"
@@ -266,6 +267,30 @@ void skm_close(skm_session *s) {
   s->mapped = 0;
 }
 
+void skm_rank_rows(size_t n, size_t chunk_size, size_t *first, size_t *count) {
+  size_t chunk, chunks;
+  pc_dist_share((n + chunk_size - 1) / chunk_size, &chunk, &chunks);
+  *first = chunk * chunk_size < n ? chunk * chunk_size : n;
+  *count = ((chunk + chunks) * chunk_size < n ? (chunk + chunks) * chunk_size : n) - *first;
+}
+
+/* Across MPI ranks, after each added its chunks: rank 0 puts every rank's kept points (rank
+ * order is chunk order) in place of its own, as if it had added all `chunks` chunks of the `rows`
+ * rows itself. 0, or -1 with a message (memory, on rank 0). */
+static int skm_gather_kept(skm_session *s, size_t chunks, size_t rows) {
+  size_t union_size, kept;
+  float *union_x = pc_dist_gather(s->union_x, s->union_size, s->d * sizeof(float), &union_size);
+  float *union_w = pc_dist_gather(s->union_w, s->union_size, sizeof(float), &union_size);
+  size_t *kept_row = pc_dist_gather(s->kept_row, s->kept, sizeof(size_t), &kept);
+  long *kept_weight = pc_dist_gather(s->kept_weight, s->kept, sizeof(long), &kept);
+  if (pc_dist_rank() != 0) return 0;
+  free(s->union_x), free(s->union_w), free(s->kept_row), free(s->kept_weight);
+  s->union_x = union_x, s->union_w = union_w, s->kept_row = kept_row, s->kept_weight = kept_weight;
+  if (!union_x || !union_w || !kept_row || !kept_weight) return -1;
+  s->union_size = union_size, s->kept = s->kept_cap = kept, s->chunks = chunks, s->rows = rows;
+  return 0;
+}
+
 int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_result *result) {
   const size_t n = src->n, d = src->d;
   const int k = params->k;
@@ -284,7 +309,12 @@ int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_
   float *buffer = pc_try_alloc(md, sizeof(float), "chunk rows");
   int rc = buffer ? skm_open(&s, d, m, &session_params) : -1;
   if (!buffer) memset(&s, 0, sizeof s);
-  for (size_t first = 0; rc == 0 && first < n; first += m) {
+  /* Across MPI ranks (dist.h) each rank adds its range of the chunks, as chunks of the whole
+   * stream: skm_add's counters start from the chunks and rows before the range. */
+  size_t first_row, rows_here;
+  skm_rank_rows(n, m, &first_row, &rows_here);
+  s.chunks = first_row / m, s.rows = first_row;
+  for (size_t first = first_row; rc == 0 && first < first_row + rows_here; first += m) {
     const size_t rows = n - first < m ? n - first : m;
     const double t0 = pc_now();
     rc = src->read(src->ctx, first, rows, buffer);
@@ -293,7 +323,12 @@ int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_
     if (rc == 0 && pc_stop_requested())
       rc = pc_fail_stopped("streaming k-means: interrupted after %zu chunks", s.chunks);
   }
-  if (rc == 0) rc = skm_centres(&s, centres);
+  /* rank 0 reduces every rank's kept points to the centres, once, and sends them to the others */
+  if (pc_dist_any_failed(rc != 0)) rc = -1;
+  else if (pc_dist_size() > 1) rc = skm_gather_kept(&s, (n + m - 1) / m, n);
+  if (rc == 0 && pc_dist_rank() == 0) rc = skm_centres(&s, centres);
+  if (pc_dist_any_failed(rc != 0)) rc = -1;
+  else pc_dist_bcast(centres, (size_t)k * d * sizeof *centres);
   result->chunk_size = m;
   result->chunks = s.chunks;
   result->repetitions = s.repetitions;
@@ -338,31 +373,46 @@ static void skm_nearest_centre(const double *xt, size_t n, size_t d, const float
 
 int skm_assign(const pc_stream *src, const float *centres, int k, size_t chunk_size, int *labels, double *cost) {
   const size_t n = src->n, d = src->d, m = chunk_size < n ? chunk_size : n;
+  size_t first_row, rows_here;
+  skm_rank_rows(n, m, &first_row, &rows_here); /* across MPI ranks: this rank's chunks (dist.h) */
+  const size_t chunks = (rows_here + m - 1) / m;
   float *buffer = pc_try_alloc(m, d * sizeof(float), "chunk rows");
   double *xt = pc_try_alloc_staging(m, d * sizeof(double), "dimension-major chunk");
   int *chunk_labels = pc_try_alloc(m, sizeof(int), "chunk labels");
   double *dist = pc_try_alloc(m, sizeof(double), "chunk distances");
+  double *chunk_costs = pc_try_alloc(chunks ? chunks : 1, sizeof(double), "chunk costs");
   int rc = -1;
   *cost = 0.0;
-  if (!buffer || !xt || !chunk_labels || !dist) goto done;
+  if (!buffer || !xt || !chunk_labels || !dist || !chunk_costs) goto done;
   rc = 0;
   /* device: centres[k * d]; chunk_labels / dist[m] a chunk's nearest centre and distance. */
   DEV_ENTER(map(to : centres[0 : (size_t)k * d]) map(alloc : chunk_labels[0 : m], dist[0 : m]))
-  for (size_t first = 0; first < n && rc == 0; first += m) {
-    const size_t rows = n - first < m ? n - first : m;
+  for (size_t c = 0; c < chunks && rc == 0; c++) {
+    const size_t first = first_row + c * m, rows = first_row + rows_here - first < m ? first_row + rows_here - first : m;
     if ((rc = skm_read_chunk(src, first, rows, buffer, xt)) != 0) break;
     /* device: xt[rows * d] this chunk's points (dimension-major). */
     DEV_ENTER(map(to : xt[0 : rows * d]))
     skm_nearest_centre(xt, rows, d, centres, k, chunk_labels, dist);
-    const double chunk_cost = pc_exclusive_scan_f64(dist, rows);
-    if (isnan(chunk_cost)) rc = -1; /* no memory for the sum */
-    *cost += chunk_cost;
+    chunk_costs[c] = pc_exclusive_scan_f64(dist, rows);
+    if (isnan(chunk_costs[c])) rc = -1; /* no memory for the sum */
     DEV_UPDATE(from(chunk_labels[0 : rows]))
     DEV_EXIT(map(delete : xt[0 : rows * d]))
-    if (labels) memcpy(labels + first, chunk_labels, rows * sizeof *labels);
+    if (labels) memcpy(labels + c * m, chunk_labels, rows * sizeof *labels);
   }
   DEV_EXIT(map(delete : centres[0 : (size_t)k * d], chunk_labels[0 : m], dist[0 : m]))
 done:
-  free(buffer), pc_free_staging(xt), free(chunk_labels), free(dist);
+  if (pc_dist_any_failed(rc != 0)) rc = -1;
+  if (rc == 0) { /* every chunk's cost on every rank, added in chunk order: the one process's sum */
+    size_t all;
+    double *costs = pc_dist_gather(chunk_costs, chunks, sizeof *chunk_costs, &all);
+    if (pc_dist_rank() == 0) {
+      rc = costs ? 0 : -1;
+      for (size_t c = 0; c < all && costs; c++) *cost += costs[c];
+    }
+    free(costs);
+    if (pc_dist_any_failed(rc != 0)) rc = -1;
+    else pc_dist_bcast(cost, sizeof *cost);
+  }
+  free(buffer), pc_free_staging(xt), free(chunk_labels), free(dist), free(chunk_costs);
   return rc;
 }

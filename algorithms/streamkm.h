@@ -103,16 +103,24 @@ int skm_add(skm_session *s, const float *x, size_t rows);
 int skm_centres(skm_session *s, float *centres);
 void skm_close(skm_session *s);
 
+/* Across MPI ranks (common/dist.h) each rank takes a contiguous range of the chunks of
+ * chunk_size rows: rows [*first, *first + *count) of the n. One process: all of them. */
+void skm_rank_rows(size_t n, size_t chunk_size, size_t *first, size_t *count);
+
 /* Clusters the stream into k centres (centres: k x d, row-major, points of the stream). Fills
  * *result (free its arrays with skm_result_free). Returns 0, or -1 with a pc_fail message:
  * k < 1, n < k, a chunk smaller than k, fewer than k distinct weighted points in the union,
- * a failed read, memory. */
+ * a failed read, memory. Across MPI ranks each rank samples its chunks (skm_rank_rows), rank 0
+ * runs the final k-means++ on every rank's kept points, and every rank gets the centres of the
+ * one process; *result's kept points are all of them on rank 0, the rank's own elsewhere. */
 int skm_run(const pc_stream *src, const skm_params *params, float *centres, skm_result *result);
 void skm_result_free(skm_result *result);
 
 /* A second pass over the stream, chunk_size points at a time: labels[i] (if not NULL) = the
  * nearest of the k centres (ties: the lower index), *cost = sum of squared distances to it
- * (chunk sums in the scan's order, added chunk by chunk). Returns 0 or -1 with a message. */
+ * (chunk sums in the scan's order, added chunk by chunk). Across MPI ranks each rank labels the
+ * rows of its chunks (skm_rank_rows; labels[0] is its first), and every rank gets the one
+ * process's cost. Returns 0 or -1 with a message. */
 int skm_assign(const pc_stream *src, const float *centres, int k, size_t chunk_size, int *labels, double *cost);
 
 #endif

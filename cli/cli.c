@@ -145,6 +145,12 @@ void pc_print_version(const char *subcommand) {
          pc_build_version(), pc_build_variant(), pc_build_commit(), pc_build_compiler());
 }
 
+void pc_cli_across_ranks(const char *name, pc_common_opts *common) {
+  if (pc_dist_size() == 1) return;
+  if (common->check) pc_die(PC_EXIT_USAGE, "%s: --check needs every point in one process; run it without mpirun", name);
+  if (pc_dist_rank() != 0) common->report = NULL, common->quiet = 1;
+}
+
 void pc_load_input(const pc_common_opts *common, pc_points *points, double *seconds, int *generated) {
   double t0 = pc_now();
   memset(points, 0, sizeof *points);
@@ -162,11 +168,15 @@ void pc_load_input(const pc_common_opts *common, pc_points *points, double *seco
     pc_gen_rows(&spec, points->first, points->n, points->x);
     *generated = 1;
   } else {
-    /* across MPI ranks each reads its own rows of a .npy or raw file (a text file whole), and an
-     * error in any rank's rows ends every rank */
+    /* across MPI ranks each reads its own rows of a .npy or raw file (a text file whole, then
+     * cut), and an error in any rank's rows ends every rank */
     const int part = pc_dist_size() > 1;
     const int rc = pc_read_points_part(common->input, common->raw_n, common->raw_d, part, points);
     if (pc_dist_any_failed(rc != 0)) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    if (part && points->n == points->total) { /* a text file, read whole: the rank keeps its slice */
+      pc_dist_slice(points->total, &points->first, &points->n);
+      memmove(points->x, points->x + points->first * points->d, points->n * points->d * sizeof *points->x);
+    }
   }
   if (points->n > (size_t)PC_MAX_POINTS) pc_die(PC_EXIT_USAGE, "%zu points: at most %d are supported", points->n, PC_MAX_POINTS);
   *seconds = pc_now() - t0;

@@ -57,6 +57,11 @@ void pc_print_version(const char *subcommand);
  * lower). More only oversubscribe the cores, and thousands make the OpenMP runtime abort. */
 int pc_max_threads(void);
 
+/* Across MPI ranks (common/dist.h; nothing in one process): rank 0 alone reports and prints, the
+ * other ranks run quiet and without a report; --check, which needs every point in one process,
+ * is refused. */
+void pc_cli_across_ranks(const char *name, pc_common_opts *common);
+
 /* Loads or generates the input. Dies with the reader's message on failure; *seconds gets
  * the time it took, *gen the generator spec when INPUT was "gen:..." (else kind unset). */
 void pc_load_input(const pc_common_opts *common, pc_points *points, double *seconds, int *generated);

@@ -8,6 +8,7 @@
 #include "data.h"
 #include "output.h"
 #include "dbscan.h"
+#include "dist.h"
 #include "device.h"
 #include "par.h"
 #include "report.h"
@@ -107,7 +108,10 @@ static int dbscan_once(void *ctx, int run, pc_sample *s) {
   _Static_assert((int)DB_NPHASES <= (int)PC_RUN_MAX_PHASES, "the run protocol holds the phases");
   dbscan_run_ctx *c = ctx;
   (void)run;
-  if (dbscan_run(c->pts->x, c->pts->n, c->pts->d, c->params, c->labels, c->is_core, &c->res) != 0) return -1;
+  const pc_points *p = c->pts;
+  const int rc = pc_dist_size() > 1 ? dbscan_run_ranks(p->x, p->n, p->d, c->params, c->labels, &c->res)
+                                    : dbscan_run(p->x, p->n, p->d, c->params, c->labels, c->is_core, &c->res);
+  if (rc != 0) return -1;
   s->total_s = c->res.total_s;
   memcpy(s->phase_s, c->res.phase_s, sizeof c->res.phase_s);
   return 0;
@@ -120,6 +124,7 @@ int pc_cmd_dbscan(int argc, char **argv) {
   pc_cli_parse("dbscan", argc, argv, own_options, "", handle_option, &o, usage, &c);
   if (o.eps == 0.0) pc_die(PC_EXIT_USAGE, "dbscan: --eps E is required");
   if (o.min_pts == 0) pc_die(PC_EXIT_USAGE, "dbscan: --min-pts M is required");
+  pc_cli_across_ranks("dbscan", &c); /* MPI ranks (dist.h): rows by slices, rank 0 reports and writes */
 
   pc_run r;
   pc_points pts;
@@ -127,9 +132,11 @@ int pc_cmd_dbscan(int argc, char **argv) {
   pc_run_load(&r, &pts);
   const size_t n = pts.n, d = pts.d;
   db_params params = {o.eps, (int)o.min_pts, o.index, o.method, o.chains, o.seed_list, o.levels, o.fanout};
-  for (size_t e = 0; e < n * d; e++)
+  int overflows = 0; /* across MPI ranks a value in any rank's rows stops every rank */
+  for (size_t e = 0; e < n * d && !overflows; e++)
     if (!isfinite((double)pts.x[e] / o.eps))
-      pc_die(PC_EXIT_USAGE, "dbscan: value %g divided by eps %g overflows the grid; rescale the data", (double)pts.x[e], o.eps);
+      overflows = pc_fail("dbscan: value %g divided by eps %g overflows the grid; rescale the data", (double)pts.x[e], o.eps);
+  if (pc_dist_any_failed(overflows)) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
 
   /* the labels come back from the GPU every run: page-locked memory (where the driver gives it)
    * takes them at the link's speed (docs/performance.md, 2026-11-25) */
@@ -143,7 +150,14 @@ int pc_cmd_dbscan(int argc, char **argv) {
     pc_check_dbscan(&ck, pts.x, n, d, o.eps, (int)o.min_pts, run.labels, run.is_core);
     pc_run_check(&r, &ck);
   }
-  if (o.labels_path && pc_write_labels(o.labels_path, run.labels, n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  int *labels_all = run.labels; /* across MPI ranks rank 0 gathers them in the global order */
+  if (o.labels_path && pc_dist_size() > 1) {
+    labels_all = pc_dist_rank() == 0 ? pc_xalloc(pts.total, sizeof *labels_all, "all labels") : NULL;
+    pc_dist_gather_ints(run.labels, n, labels_all);
+  }
+  if (pc_dist_rank() == 0 && o.labels_path && pc_write_labels(o.labels_path, labels_all, pts.total) != 0)
+    pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  if (labels_all != run.labels) free(labels_all);
   pc_json *j = pc_run_report(&r);
   if (j) {
     pc_json_object(j, "params");

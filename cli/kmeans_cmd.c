@@ -187,10 +187,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
   pc_common_opts c;
   pc_cli_parse("kmeans", argc, argv, own_options, "k:", handle_option, &o, usage, &c);
   if (o.k == 0) pc_die(PC_EXIT_USAGE, "kmeans: -k K is required");
-  if (pc_dist_size() > 1) { /* MPI ranks (dist.h): rank 0 reports and writes, every rank computes */
-    if (c.check) pc_die(PC_EXIT_USAGE, "kmeans: --check does not run across MPI ranks yet");
-    if (pc_dist_rank() != 0) c.report = NULL, c.quiet = 1;
-  }
+  pc_cli_across_ranks("kmeans", &c); /* MPI ranks (dist.h): rank 0 reports and writes, every rank computes */
 
   pc_run r;
   pc_points pts;
@@ -205,11 +202,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
                               "on the host (--allow-host without a usable GPU); use --distance dot or direct");
   const size_t n_all = pts.total, d = pts.d, k = (size_t)o.k;
   if ((size_t)o.k > n_all) pc_die(PC_EXIT_USAGE, "kmeans: -k %lld is larger than the number of points (%zu)", o.k, n_all);
-  /* across MPI ranks each keeps its slice of the rows (dist.h; one process: all of them): a
-   * generator made only that slice, a file was read whole and is cut here */
-  size_t first, n;
-  pc_dist_slice(n_all, &first, &n);
-  if (pts.n == n_all && n < n_all) memmove(pts.x, pts.x + first * d, n * d * sizeof *pts.x), pts.n = n;
+  const size_t n = pts.n; /* across MPI ranks this rank's slice of the rows (dist.h; pc_load_input) */
   o.params.k = (int)k;
   o.params.kernels = c.kernels;
 
@@ -234,7 +227,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
   if (c.check) check_last_pass(&r, &o.params, xt, n, d, run.centroids, run.labels, res);
 
   int *labels_all = run.labels; /* across MPI ranks rank 0 gathers them in the global order */
-  if (o.labels_path && n < n_all) {
+  if (o.labels_path && pc_dist_size() > 1) {
     labels_all = pc_dist_rank() == 0 ? pc_xalloc(n_all, sizeof *labels_all, "all labels") : NULL;
     pc_dist_gather_ints(run.labels, n, labels_all);
   }

@@ -9,6 +9,7 @@
 #include "data.h"
 #include "output.h"
 #include "device.h"
+#include "dist.h"
 #include "kmeanspp.h"
 #include "report.h"
 #include "run.h"
@@ -107,6 +108,8 @@ int pc_cmd_streamkm(int argc, char **argv) {
   pc_common_opts c;
   pc_cli_parse("streamkm", argc, argv, own_options, "k:", handle_option, &o, usage, &c);
   if (o.k == 0) pc_die(PC_EXIT_USAGE, "streamkm: -k K is required");
+  const int report = c.report != NULL; /* on every rank: the second pass for its cost runs on all */
+  pc_cli_across_ranks("streamkm", &c); /* MPI ranks (dist.h): each its chunks; rank 0 reports and writes */
 
   pc_run r;
   pc_run_start(&r, "streamkm", &c);
@@ -122,13 +125,21 @@ int pc_cmd_streamkm(int argc, char **argv) {
   const skm_result *res = &run.res;
 
   /* The second pass, for labels and for the cost the report gives. */
-  const int assign = o.labels_path || c.report || c.check;
-  int *labels = o.labels_path || c.check ? pc_xalloc(n, sizeof *labels, "labels") : NULL;
+  const int assign = o.labels_path || report || c.check;
+  size_t first_row, rows_here; /* across MPI ranks: this rank's rows are labelled here, gathered below */
+  skm_rank_rows(n, res->chunk_size, &first_row, &rows_here);
+  int *labels = o.labels_path || c.check ? pc_xalloc(rows_here, sizeof *labels, "labels") : NULL;
   double cost = 0.0, assign_s = 0.0;
   if (assign) {
     const double t0 = pc_now();
     if (skm_assign(src, run.centres, (int)k, res->chunk_size, labels, &cost) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
     assign_s = pc_now() - t0;
+  }
+  if (labels && pc_dist_size() > 1) { /* rank 0 gathers every rank's labels, in row order */
+    int *all = pc_dist_rank() == 0 ? pc_xalloc(n, sizeof *all, "all labels") : NULL;
+    pc_dist_gather_ints(labels, rows_here, all);
+    free(labels);
+    labels = all;
   }
 
   if (c.check) {
@@ -137,9 +148,12 @@ int pc_cmd_streamkm(int argc, char **argv) {
     pc_check_kept_points(&ck, src, res->kept_row, res->kept_weight, res->kept, run.centres, (int)k);
     pc_run_check(&r, &ck);
   }
-  if (o.centres_path && pc_write_matrix(o.centres_path, run.centres, k, d) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-  if (o.labels_path && pc_write_labels(o.labels_path, labels, n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-  if (o.kept_path && write_kept(o.kept_path, res) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  if (pc_dist_rank() == 0) {
+    if (o.centres_path && pc_write_matrix(o.centres_path, run.centres, k, d) != 0)
+      pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    if (o.labels_path && pc_write_labels(o.labels_path, labels, n) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    if (o.kept_path && write_kept(o.kept_path, res) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  }
   pc_json *j = pc_run_report(&r);
   if (j) {
     pc_json_int(j, "k", (long long)k);

@@ -1,8 +1,7 @@
-"""k-means across MPI ranks (issue 22, common/dist.h): bin/pragmaclust-{seq,omp}-mpi under
-`mpirun -np 1..4 --oversubscribe` give the labels and centroids of the one-process program, byte
-for byte (the fixed-point sums are exact integers, combined with MPI_Allreduce); a rank may hold
-no point; bad input is reported once, by rank 0, with exit status 2 and no output file; what
-does not run across ranks yet says so. `make test` builds the MPI programs and installs Open MPI
+"""k-means, streaming k-means and DBSCAN across MPI ranks (issue 22, common/dist.h):
+bin/pragmaclust-{seq,omp}-mpi under `mpirun -np 1..4 --oversubscribe` give the outputs of the
+one-process program, byte for byte; a rank may hold no point; bad input is reported once, by
+rank 0, with exit status 2 and no output file; what does not run across ranks says so. `make test` builds the MPI programs and installs Open MPI
 (variants/install-toolchain.sh --tests)."""
 import os
 import shutil
@@ -51,11 +50,12 @@ CASES = {
     "blobs, host update": ["kmeans", "gen:blobs:n=30000,d=6,centers=8,seed=2", "-k", "8", "--update", "host"],
     "fixed iterations, dot": ["kmeans", "gen:uniform:n=5000,d=17,seed=3", "-k", "40", "--iterations", "7",
                               "--distance", "dot"],
+    "kmeans++": ["kmeans", "gen:blobs:n=20000,d=5,centers=12,seed=4", "-k", "12", "--init", "kmeans++"],
 }
 
 
 @pytest.mark.parametrize("variant", ["seq", "omp"])
-@pytest.mark.parametrize("case", list(CASES) + ["near ties", "file init", "raw float32"])
+@pytest.mark.parametrize("case", list(CASES) + ["near ties", "file init", "raw float32", "kmeans++ on duplicates"])
 def test_kmeans_across_ranks_is_one_process(variant, case, tmp_path, near_ties):
     if case == "near ties":
         args = ["kmeans", near_ties, "-k", "6"]
@@ -63,6 +63,8 @@ def test_kmeans_across_ranks_is_one_process(variant, case, tmp_path, near_ties):
         raw = tmp_path / "points.f32"
         np.load(near_ties).astype("<f4").tofile(raw)
         args = ["kmeans", raw, "--shape", "3001,3", "-k", "5"]
+    elif case == "kmeans++ on duplicates":  # 729 places for 3001 points: most rows have no mass once drawn
+        args = ["kmeans", near_ties, "-k", "40", "--init", "kmeans++", "--seed", "11"]
     elif case == "file init":
         init = tmp_path / "init.txt"
         init.write_text("0 0 0\n1 1 1\n0 1 0\n1 0 1\n")
@@ -100,8 +102,7 @@ def test_report_and_summary_come_from_rank_zero(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["-k", "0"], "option -k: 0 is outside"),
     (["-k", "5000"], "larger than the number of points"),
-    (["-k", "3", "--init", "kmeans++"], "--init kmeans++ does not run across MPI ranks yet"),
-    (["-k", "3", "--check"], "--check does not run across MPI ranks yet"),
+    (["-k", "3", "--check"], "--check needs every point in one process"),
 ])
 def test_bad_input_is_reported_once_with_status_2(args, message, tmp_path):
     labels = tmp_path / "labels.txt"
@@ -126,6 +127,134 @@ def test_a_bad_row_in_another_ranks_slice_is_reported_once(suffix, tmp_path):
 
 
 def test_other_subcommands_say_they_run_on_one_rank():
-    rc, _, err = mpirun(2, mpi_program("seq"), "dbscan", "gen:uniform:n=100,d=2", "--eps", "0.1", "--min-pts", "3")
+    rc, _, err = mpirun(2, mpi_program("seq"), "dpc", "gen:uniform:n=100,d=2", "--dc", "0.1")
     assert rc == 2 and err.count("pragmaclust: error:") == 1
-    assert "across ranks only kmeans runs yet" in err
+    assert "across ranks kmeans, streamkm and dbscan run" in err
+
+
+def test_kmeans_plus_plus_short_of_distinct_points_is_reported_once(tmp_path):
+    """Two distinct places for k = 3: the ranks' global wheel runs out of mass on every rank
+    alike, and rank 0 says so once, as the one process does."""
+    x = np.zeros((1000, 2), dtype=np.float32)
+    x[500:] = 1
+    path = tmp_path / "two.npy"
+    np.save(path, x)
+    rc, _, err = mpirun(3, mpi_program("seq"), "kmeans", path, "-k", "3", "--init", "kmeans++")
+    assert rc == 2, err
+    assert err.count("pragmaclust: error:") == 1 and "only 2 points carry weight or distance" in err, err
+
+
+STREAMKM_CASES = {
+    "blobs": ["streamkm", "gen:blobs:n=20000,d=3,centers=6,seed=3", "-k", "6", "--chunk-size", "1500"],
+    "default chunks, uniform": ["streamkm", "gen:uniform:n=12000,d=5,seed=8", "-k", "10"],
+    "fewer chunks than ranks": ["streamkm", "gen:blobs:n=600,d=2,centers=3,seed=1", "-k", "3", "--chunk-size", "400"],
+}
+
+
+def streamkm_outputs(cmd, tmp_path, tag, args):
+    """Centres, labels and kept points (rows and weights) as bytes, and the report's cost."""
+    out = {name: tmp_path / f"{tag}.{name}" for name in ("centres.npy", "labels.npy", "kept.txt", "report.json")}
+    rc, _, err = cmd(*args, "--centres", out["centres.npy"], "--labels", out["labels.npy"], "--kept", out["kept.txt"],
+                     "--report", out["report.json"], "--quiet")
+    assert rc == 0, err
+    import json
+    cost = json.loads(out["report.json"].read_text())["cost"]
+    return [out[name].read_bytes() for name in ("centres.npy", "labels.npy", "kept.txt")] + [cost]
+
+
+@pytest.mark.parametrize("variant", ["seq", "omp"])
+@pytest.mark.parametrize("case", list(STREAMKM_CASES) + ["npy file"])
+def test_streaming_kmeans_across_ranks_is_one_process(variant, case, tmp_path, near_ties):
+    """Each rank samples a contiguous range of the chunks with the chunks' own counters, rank 0
+    runs the final weighted k-means++ on the gathered kept points: the centres, kept points,
+    labels and cost of one process."""
+    args = ["streamkm", near_ties, "-k", "5", "--chunk-size", "700"] if case == "npy file" else STREAMKM_CASES[case]
+    one = streamkm_outputs(lambda *a: run([bin_dir() / f"pragmaclust-{variant}", *a]), tmp_path, "one", args)
+    program = mpi_program(variant)
+    for np_ in NP:
+        many = streamkm_outputs(lambda *a: mpirun(np_, program, *a), tmp_path, f"np{np_}", args)
+        for what, a, b in zip(["centres", "labels", "kept points", "cost"], one, many):
+            assert a == b, f"{what} differ with {np_} ranks"
+
+
+def test_streaming_kmeans_bad_input_across_ranks_is_reported_once(tmp_path):
+    centres = tmp_path / "c.npy"
+    for args, message in [(["-k", "700"], "is larger than the number of points"),
+                          (["-k", "3", "--check"], "--check needs every point in one process")]:
+        rc, _, err = mpirun(3, mpi_program("seq"), "streamkm", "gen:uniform:n=600,d=2", *args, "--centres", centres)
+        assert rc == 2, err
+        assert err.count("pragmaclust: error:") == 1 and message in err, err
+        assert not centres.exists()
+
+
+def lattice(path, side=40, holes=0.15, seed=2):
+    """Points on the integer lattice with eps = 1: every neighbour at exactly eps, across every
+    slab boundary; some points removed, so that there are several clusters, borders and noise."""
+    rng = np.random.default_rng(seed)
+    g = np.stack(np.meshgrid(np.arange(side), np.arange(side), indexing="ij"), -1).reshape(-1, 2)
+    g = g[rng.random(len(g)) > holes]
+    np.save(path, rng.permutation(g).astype(np.float32))
+    return path
+
+
+def two_lines(path):
+    """Two clusters of core points with a border point between them at exactly eps from both:
+    it joins the smaller cluster id, whichever ranks hold the pieces."""
+    a = [(float(i), 0.0) for i in range(12)]
+    b = [(float(i), 2.0) for i in range(12)]
+    np.save(path, np.array(b + a + [(5.0, 1.0), (30.0, 30.0)], dtype=np.float32))
+    return path
+
+
+DBSCAN_CASES = {
+    "blobs": ["gen:blobs:n=20000,d=2,centers=6,seed=3", "--eps", "0.3", "--min-pts", "5"],
+    "one cluster across every slab": ["gen:uniform:n=20000,d=3,seed=3", "--eps", "0.05", "--min-pts", "5"],
+    "all noise": ["gen:uniform:n=3000,d=2,seed=4", "--eps", "0.001", "--min-pts", "3"],
+    "d = 5, projected grid": ["gen:blobs:n=8000,d=5,centers=5,seed=6", "--eps", "0.6", "--min-pts", "8"],
+    "chains, directory": ["gen:blobs:n=6000,d=2,centers=4,seed=8", "--eps", "0.25", "--min-pts", "4",
+                          "--method", "chains", "--index", "directory"],
+    "fewer rows than ranks": ["gen:uniform:n=3,d=2,seed=1", "--eps", "0.8", "--min-pts", "2"],
+}
+
+
+@pytest.mark.parametrize("variant", ["seq", "omp"])
+@pytest.mark.parametrize("case", list(DBSCAN_CASES) + ["lattice at exactly eps", "border between two clusters"])
+def test_dbscan_across_ranks_is_one_process(variant, case, tmp_path):
+    """Slabs of space, each rank with the eps-halo of its slab, components joined through the
+    points two ranks hold: the labels of one process, byte for byte, and the same counts."""
+    if case == "lattice at exactly eps":
+        args = [lattice(tmp_path / "lattice.npy"), "--eps", "1", "--min-pts", "4"]
+    elif case == "border between two clusters":
+        args = [two_lines(tmp_path / "lines.npy"), "--eps", "1", "--min-pts", "3"]
+    else:
+        args = DBSCAN_CASES[case]
+    import json
+
+    def outputs(cmd, tag):
+        labels, report = tmp_path / f"{tag}.npy", tmp_path / f"{tag}.json"
+        rc, _, err = cmd("dbscan", *args, "--labels", labels, "--report", report, "--quiet")
+        assert rc == 0, err
+        r = json.loads(report.read_text())
+        return labels.read_bytes(), [r[key] for key in ("clusters", "core", "border", "noise")]
+
+    one = outputs(lambda *a: run([bin_dir() / f"pragmaclust-{variant}", *a]), "one")
+    program = mpi_program(variant)
+    for np_ in NP:
+        many = outputs(lambda *a: mpirun(np_, program, *a), f"np{np_}")
+        assert many[0] == one[0], f"labels differ with {np_} ranks"
+        assert many[1] == one[1], f"counts differ with {np_} ranks"
+
+
+def test_dbscan_bad_input_across_ranks_is_reported_once(tmp_path):
+    x = np.random.default_rng(1).random((3000, 2), dtype=np.float32)
+    x[2999, 0] = 3e38  # in the last rank's slice: divided by eps it overflows a double
+    path = tmp_path / "big.npy"
+    np.save(path, x)
+    labels = tmp_path / "labels.npy"
+    for args, message in [([path, "--eps", "1e-300", "--min-pts", "3"], "overflows the grid"),
+                          (["gen:uniform:n=100,d=2", "--eps", "0.1", "--min-pts", "3", "--check"],
+                           "--check needs every point in one process")]:
+        rc, _, err = mpirun(3, mpi_program("seq"), "dbscan", *args, "--labels", labels)
+        assert rc == 2, err
+        assert err.count("pragmaclust: error:") == 1 and message in err, err
+        assert not labels.exists()

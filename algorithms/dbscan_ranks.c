@@ -1,0 +1,409 @@
+/*
+ * dbscan_ranks.c - exact DBSCAN across MPI ranks (issue 22; common/dist.h), with the labels of
+ * one process (dbscan.h's semantics). Each rank starts with its slice of the rows and ends with
+ * their labels; in between the points move to a partition of space:
+ *  1. partition: slabs along the first feature, balanced by point count (splitters at the
+ *     quantiles of a sample every rank contributes to). Each point goes to the rank of its slab,
+ *     and as a halo point to every other rank whose slab lies within eps of it along that
+ *     feature, so each rank holds every neighbour of its own points. An index of space, not of
+ *     rows: a slab may be thin, and a point is then a halo point of several ranks.
+ *  2. core: dbscan_run on a rank's own and halo points gives its own points' core flags (each
+ *     has all its neighbours there); the owners then tell the ranks that hold a point as halo
+ *     whether it is core.
+ *  3. connect: dbscan_run with min_pts = 1 on a rank's core points (its own and the halo's):
+ *     its components, each named by its smallest row. The components of neighbouring ranks meet
+ *     in the points both hold, so rank 0 joins the names that such points link (a union-find over
+ *     the rows of the boundary's core points, each set named by its smallest row: the smallest
+ *     core row of the cluster, which dbscan.h numbers clusters by) and sends the joins back.
+ *  4. label: the clusters' names, gathered from the ranks that own them and sorted, give the
+ *     cluster ids; a core point takes its cluster's, a border point the smallest among its core
+ *     neighbours (found in a grid of its rank's core points), the rest is noise; the labels go
+ *     back to the ranks that hold the rows.
+ * The heavy work (the neighbour counts and the components) is dbscan_run's, in any variant: on
+ * the GPU in the gpu variant. The rest runs on the host.
+ */
+#include "dbscan.h"
+#include "dist.h"
+#include "par.h"
+#include "util.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A point on the move: its row in the input and its features (then padding to 8 bytes). */
+typedef struct {
+  uint64_t row;
+  uint32_t halo; /* 1: a copy for a neighbouring rank, 0: the rank's own point */
+  float x[];
+} db_moving;
+
+/* The slabs' boundaries are the first feature's values at these many samples per rank. */
+#define DB_RANKS_SAMPLES 1024
+/* Halo and grid widths are eps times this: a neighbour's features differ by at most eps, and
+ * this margin keeps rounding in the divisions below from losing one (extra points cost little). */
+#define DB_RANKS_MARGIN 1.0001
+
+static size_t db_moving_size(size_t d) { return (sizeof(db_moving) + d * sizeof(float) + 7) / 8 * 8; }
+static db_moving *db_at(void *points, size_t d, size_t i) { return (db_moving *)((char *)points + i * db_moving_size(d)); }
+
+static int db_cmp_float(const void *a, const void *b) {
+  const float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+static int db_cmp_u64(const void *a, const void *b) {
+  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The rank whose slab holds first-feature value v: splitters[r - 1] <= v < splitters[r]. */
+static int db_slab_of(const float *splitters, int ranks, float v) {
+  int lo = 0, hi = ranks - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (v < splitters[mid]) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/* Ranks [*lo, *hi] are those whose slabs come within `reach` of v (the owner among them): slab
+ * r is [splitters[r - 1], splitters[r]). The holders of a point's copies, on every rank alike. */
+static void db_slabs_near(const float *splitters, int ranks, float v, double reach, int *lo, int *hi) {
+  *lo = *hi = db_slab_of(splitters, ranks, v);
+  while (*lo > 0 && (double)splitters[*lo - 1] >= (double)v - reach) (*lo)--;
+  while (*hi < ranks - 1 && (double)splitters[*hi] <= (double)v + reach) (*hi)++;
+}
+
+/* Splitters: ranks - 1 first-feature values, the slabs' boundaries, the same on every rank. */
+static float *db_splitters(const float *x, size_t n, size_t d, int ranks) {
+  const size_t take = n < DB_RANKS_SAMPLES ? n : DB_RANKS_SAMPLES;
+  float *sample = pc_xalloc(take ? take : 1, sizeof *sample, "DBSCAN partition sample");
+  for (size_t s = 0; s < take; s++) sample[s] = x[(s * n / take) * d]; /* evenly spaced rows */
+  size_t all;
+  float *samples = pc_dist_allgather(sample, take, sizeof *sample, &all);
+  qsort(samples, all, sizeof *samples, db_cmp_float);
+  float *splitters = pc_xalloc((size_t)ranks, sizeof *splitters, "DBSCAN slab boundaries");
+  for (int r = 1; r < ranks; r++) splitters[r - 1] = all ? samples[all * (size_t)r / (size_t)ranks] : 0.0f;
+  splitters[ranks - 1] = INFINITY;
+  free(sample), free(samples);
+  return splitters;
+}
+
+/* Step 1: every rank's points, moved to their slabs' ranks, own and halo, sorted by row (rows
+ * [first, first + n) are this rank's slice). */
+static db_moving *db_partition(const float *x, size_t n, size_t first, size_t d, const float *splitters, double reach,
+                               size_t *got) {
+  const int ranks = pc_dist_size();
+  const size_t item = db_moving_size(d);
+  size_t *counts = pc_xalloc((size_t)ranks, sizeof *counts, "DBSCAN send counts");
+  size_t *at = pc_xalloc((size_t)ranks, sizeof *at, "DBSCAN send offsets");
+  for (int r = 0; r < ranks; r++) counts[r] = 0;
+  for (size_t i = 0; i < n; i++) {
+    int lo, hi;
+    db_slabs_near(splitters, ranks, x[i * d], reach, &lo, &hi);
+    for (int r = lo; r <= hi; r++) counts[r]++;
+  }
+  size_t total = 0;
+  for (int r = 0; r < ranks; r++) at[r] = total, total += counts[r];
+  void *send = pc_xalloc(total ? total : 1, item, "DBSCAN points to send");
+  for (size_t i = 0; i < n; i++) {
+    int lo, hi;
+    db_slabs_near(splitters, ranks, x[i * d], reach, &lo, &hi);
+    const int own = db_slab_of(splitters, ranks, x[i * d]);
+    for (int r = lo; r <= hi; r++) {
+      db_moving *m = db_at(send, d, at[r]++);
+      memset(m, 0, item);
+      m->row = first + i;
+      m->halo = r != own;
+      memcpy(m->x, x + i * d, d * sizeof(float));
+    }
+  }
+  db_moving *mine = pc_dist_exchange(send, counts, item, got);
+  free(send), free(counts), free(at);
+  if (mine) qsort(mine, *got, item, db_cmp_u64); /* the row comes first in an item */
+  return mine;
+}
+
+/* The position of row `row` among the m points (sorted by row), or m. */
+static size_t db_find_row(const void *points, size_t m, size_t d, uint64_t row) {
+  size_t lo = 0, hi = m;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (db_at((void *)points, d, mid)->row < row) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < m && db_at((void *)points, d, lo)->row == row ? lo : m;
+}
+
+/* Step 2's exchange: each rank sends the rows of its own core points to the ranks that hold
+ * them as halo; is_core[] of those halo points becomes 1. 0, or -1 (memory). */
+static int db_share_core_flags(const void *points, size_t m, size_t d, const float *splitters, double reach,
+                               unsigned char *is_core) {
+  const int ranks = pc_dist_size(), me = pc_dist_rank();
+  size_t *counts = pc_xalloc((size_t)ranks, sizeof *counts, "DBSCAN send counts");
+  size_t *at = pc_xalloc((size_t)ranks, sizeof *at, "DBSCAN send offsets");
+  for (int pass = 0; pass < 2; pass++) { /* count, then fill */
+    for (int r = 0; r < ranks; r++) counts[r] = 0;
+    for (size_t i = 0; i < m; i++) {
+      const db_moving *p = db_at((void *)points, d, i);
+      if (p->halo || !is_core[i]) continue;
+      int lo, hi;
+      db_slabs_near(splitters, ranks, p->x[0], reach, &lo, &hi);
+      for (int r = lo; r <= hi; r++)
+        if (r != me) counts[r]++;
+    }
+    if (pass == 1) break;
+    size_t total = 0;
+    for (int r = 0; r < ranks; r++) at[r] = total, total += counts[r];
+  }
+  size_t total = 0;
+  for (int r = 0; r < ranks; r++) total += counts[r];
+  uint64_t *rows = pc_xalloc(total ? total : 1, sizeof *rows, "DBSCAN core rows to send");
+  for (size_t i = 0; i < m; i++) {
+    const db_moving *p = db_at((void *)points, d, i);
+    if (p->halo || !is_core[i]) continue;
+    int lo, hi;
+    db_slabs_near(splitters, ranks, p->x[0], reach, &lo, &hi);
+    for (int r = lo; r <= hi; r++)
+      if (r != me) rows[at[r]++] = p->row;
+  }
+  size_t got;
+  uint64_t *core_rows = pc_dist_exchange(rows, counts, sizeof *rows, &got);
+  for (size_t q = 0; core_rows && q < got; q++) {
+    const size_t i = db_find_row(points, m, d, core_rows[q]);
+    if (i < m) is_core[i] = 1;
+  }
+  free(rows), free(counts), free(at);
+  const int rc = core_rows ? 0 : -1;
+  free(core_rows);
+  return rc;
+}
+
+/* A union-find over rows, each set named by its smallest: rank 0's join of the components. */
+static size_t db_root(size_t *parent, size_t a) {
+  while (parent[a] != a) a = parent[a] = parent[parent[a]];
+  return a;
+}
+
+/* Step 3's join. pairs: (name of a component, row of a boundary core point in it), from every
+ * rank; rank 0 joins the components that share a point and sends every name's set's smallest
+ * name back. *names / *roots (count *joined, names sorted) are that map, on every rank. */
+static void db_join_components(const uint64_t *pairs, size_t count, uint64_t **names, uint64_t **roots,
+                               size_t *joined) {
+  size_t all, distinct = 0;
+  uint64_t *gathered = pc_dist_gather(pairs, count, 2 * sizeof *pairs, &all);
+  uint64_t *ids = NULL, *root_of = NULL;
+  if (pc_dist_rank() == 0) {
+    if (!gathered) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+    ids = pc_xalloc(2 * all + 1, sizeof *ids, "DBSCAN boundary rows");
+    memcpy(ids, gathered, 2 * all * sizeof *ids);
+    qsort(ids, 2 * all, sizeof *ids, db_cmp_u64);
+    for (size_t q = 0; q < 2 * all; q++)
+      if (q == 0 || ids[q] != ids[q - 1]) ids[distinct++] = ids[q];
+    size_t *parent = pc_xalloc(distinct + 1, sizeof *parent, "DBSCAN union-find");
+    for (size_t q = 0; q < distinct; q++) parent[q] = q;
+    for (size_t q = 0; q < all; q++) { /* positions in ids are in row order: the smaller root wins */
+      const uint64_t *where = bsearch(&gathered[2 * q], ids, distinct, sizeof *ids, db_cmp_u64);
+      const uint64_t *what = bsearch(&gathered[2 * q + 1], ids, distinct, sizeof *ids, db_cmp_u64);
+      const size_t a = db_root(parent, (size_t)(where - ids)), b = db_root(parent, (size_t)(what - ids));
+      if (a < b) parent[b] = a;
+      else parent[a] = b;
+    }
+    root_of = pc_xalloc(distinct + 1, sizeof *root_of, "DBSCAN joined names");
+    for (size_t q = 0; q < distinct; q++) root_of[q] = ids[db_root(parent, q)];
+    free(parent);
+  }
+  free(gathered);
+  uint64_t size = distinct;
+  pc_dist_bcast(&size, sizeof size);
+  if (pc_dist_rank() != 0) {
+    ids = pc_xalloc(size + 1, sizeof *ids, "DBSCAN boundary rows");
+    root_of = pc_xalloc(size + 1, sizeof *root_of, "DBSCAN joined names");
+  }
+  pc_dist_bcast(ids, size * sizeof *ids);
+  pc_dist_bcast(root_of, size * sizeof *root_of);
+  *names = ids, *roots = root_of, *joined = size;
+}
+
+/* A grid cell of side eps * DB_RANKS_MARGIN over the first (at most) 3 features, and a point in
+ * it: a neighbour within eps is in one of the 3^3 cells around a point's (any d: a neighbour is
+ * within eps in each feature). */
+typedef struct {
+  int64_t cell[3];
+  size_t at;
+} db_cell_entry;
+
+static int db_cmp_cell(const void *a, const void *b) {
+  const db_cell_entry *x = a, *y = b;
+  for (int j = 0; j < 3; j++)
+    if (x->cell[j] != y->cell[j]) return x->cell[j] < y->cell[j] ? -1 : 1;
+  return 0;
+}
+
+static void db_cell_of(const float *x, size_t d, double side, int64_t cell[3]) {
+  for (size_t j = 0; j < 3; j++) cell[j] = j < d ? (int64_t)floor((double)x[j] / side) : 0;
+}
+
+/* dbscan.h's neighbour test (dbscan.c's db_within): in double, features in order. */
+static int db_rows_within(const float *a, const float *b, size_t d, double eps2) {
+  double s = 0.0;
+  for (size_t j = 0; j < d; j++) {
+    const double diff = (double)a[j] - (double)b[j];
+    s += diff * diff;
+  }
+  return s <= eps2;
+}
+
+/* Step 4 for a non-core point: the smallest cluster id among its core neighbours (grid: the
+ * core points' cells, sorted), or -1. */
+static int db_border_label(const float *x, size_t d, double eps, const db_cell_entry *grid, size_t cells,
+                           const void *points, const int *core_label) {
+  int64_t home[3];
+  db_cell_of(x, d, eps * DB_RANKS_MARGIN, home);
+  int best = -1;
+  for (int o = 0; o < 27; o++) {
+    db_cell_entry key = {{home[0] + o % 3 - 1, d > 1 ? home[1] + o / 3 % 3 - 1 : 0, d > 2 ? home[2] + o / 9 - 1 : 0}, 0};
+    if ((d < 2 && o / 3 % 3 != 1) || (d < 3 && o / 9 != 1)) continue;
+    size_t lo = 0, hi = cells; /* the first entry of the cell */
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (db_cmp_cell(&grid[mid], &key) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    for (size_t e = lo; e < cells && db_cmp_cell(&grid[e], &key) == 0; e++) {
+      const size_t q = grid[e].at;
+      if ((best < 0 || core_label[q] < best) && db_rows_within(x, db_at((void *)points, d, q)->x, d, eps * eps))
+        best = core_label[q];
+    }
+  }
+  return best;
+}
+
+int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params, int *labels, db_result *result) {
+  memset(result, 0, sizeof *result);
+  const double t_start = pc_now(), reach = params->eps * DB_RANKS_MARGIN;
+  const size_t n_all = (size_t)pc_dist_sum_long((long)n), item = db_moving_size(d);
+  size_t first, count; /* this rank's rows: [first, first + n), count = n */
+  pc_dist_slice(n_all, &first, &count);
+  const int ranks = pc_dist_size();
+
+  /* 1. partition */
+  float *splitters = db_splitters(x, n, d, ranks);
+  size_t m;
+  db_moving *points = db_partition(x, n, first, d, splitters, reach, &m);
+  if (pc_dist_any_failed(points == NULL)) {
+    free(splitters);
+    return -1;
+  }
+  float *lx = pc_xalloc(m ? m : 1, d * sizeof *lx, "DBSCAN local points");
+  for (size_t i = 0; i < m; i++) memcpy(lx + i * d, db_at(points, d, i)->x, d * sizeof *lx);
+  int *local = pc_xalloc(m ? m : 1, sizeof *local, "DBSCAN local labels");
+  unsigned char *is_core = pc_xalloc(m ? m : 1, 1, "DBSCAN local core flags");
+  const double t_partition = pc_now();
+
+  /* 2. core flags: exact for the rank's own points, then shared with the ranks holding them as halo */
+  db_result part = {.index = params->index};
+  int rc = m ? dbscan_run(lx, m, d, params, local, is_core, &part) : 0;
+  if (!pc_dist_any_failed(rc != 0)) rc = db_share_core_flags(points, m, d, splitters, reach, is_core);
+  if (pc_dist_any_failed(rc != 0)) rc = -1;
+  const double t_core = pc_now();
+
+  /* 3. components of the rank's core points, named by their smallest rows, joined across ranks */
+  size_t kept = 0;
+  for (size_t i = 0; i < m; i++)
+    if (is_core[i]) memcpy(lx + kept++ * d, db_at(points, d, i)->x, d * sizeof *lx); /* in row order still */
+  size_t *core_at = pc_xalloc(kept ? kept : 1, sizeof *core_at, "DBSCAN core positions");
+  for (size_t i = 0, c = 0; i < m; i++)
+    if (is_core[i]) core_at[c++] = i;
+  db_params connect = *params;
+  connect.min_pts = 1; /* every point here is core: the components are the clusters' pieces */
+  if (rc == 0 && kept && dbscan_run(lx, kept, d, &connect, local, NULL, &part) != 0) rc = -1;
+  if (pc_dist_any_failed(rc != 0)) rc = -1;
+  size_t pieces = 0;
+  for (size_t c = 0; rc == 0 && c < kept; c++)
+    if ((size_t)local[c] + 1 > pieces) pieces = (size_t)local[c] + 1;
+  /* dbscan_run numbers the components by their smallest position: in row order, their smallest row */
+  uint64_t *name = pc_xalloc(pieces + 1, sizeof *name, "DBSCAN component names");
+  for (size_t c = kept; rc == 0 && c-- > 0;) name[local[c]] = db_at(points, d, core_at[c])->row;
+  size_t pairs = 0;
+  uint64_t *pair = pc_xalloc(2 * kept + 1, sizeof *pair, "DBSCAN boundary pairs");
+  for (size_t c = 0; rc == 0 && c < kept; c++) {
+    const db_moving *p = db_at(points, d, core_at[c]);
+    int lo, hi;
+    db_slabs_near(splitters, ranks, p->x[0], reach, &lo, &hi);
+    if (lo == hi) continue; /* held by this rank alone: nothing to join through it */
+    pair[2 * pairs] = name[local[c]], pair[2 * pairs + 1] = p->row, pairs++;
+  }
+  uint64_t *joined_name = NULL, *joined_root = NULL;
+  size_t joined = 0;
+  if (rc == 0) db_join_components(pair, pairs, &joined_name, &joined_root, &joined);
+  for (size_t c = 0; c < pieces; c++) { /* each piece's cluster: its joined name */
+    const uint64_t *j = bsearch(&name[c], joined_name, joined, sizeof *joined_name, db_cmp_u64);
+    if (j) name[c] = joined_root[j - joined_name];
+  }
+  const double t_connect = pc_now();
+
+  /* 4. cluster ids: the sorted names of the clusters, gathered from the ranks owning them */
+  size_t owned = 0;
+  uint64_t *mine = pc_xalloc(pieces + 1, sizeof *mine, "DBSCAN cluster names");
+  for (size_t c = 0; c < pieces; c++) {
+    const size_t i = db_find_row(points, m, d, name[c]);
+    if (i < m && !db_at(points, d, i)->halo) mine[owned++] = name[c];
+  }
+  qsort(mine, owned, sizeof *mine, db_cmp_u64);
+  size_t distinct = 0;
+  for (size_t c = 0; c < owned; c++)
+    if (c == 0 || mine[c] != mine[c - 1]) mine[distinct++] = mine[c];
+  size_t clusters;
+  uint64_t *cluster = pc_dist_allgather(mine, distinct, sizeof *mine, &clusters);
+  qsort(cluster, clusters, sizeof *cluster, db_cmp_u64);
+  int *core_label = pc_xalloc(m ? m : 1, sizeof *core_label, "DBSCAN core labels");
+  for (size_t c = 0; rc == 0 && c < kept; c++) {
+    const uint64_t *id = bsearch(&name[local[c]], cluster, clusters, sizeof *cluster, db_cmp_u64);
+    core_label[core_at[c]] = (int)(id - cluster);
+  }
+  db_cell_entry *grid = pc_xalloc(kept ? kept : 1, sizeof *grid, "DBSCAN core grid");
+  for (size_t c = 0; c < kept; c++) {
+    db_cell_of(db_at(points, d, core_at[c])->x, d, reach, grid[c].cell);
+    grid[c].at = core_at[c];
+  }
+  qsort(grid, kept, sizeof *grid, db_cmp_cell);
+  /* every own point's (row, label), back to the rank holding the row */
+  int64_t *back = pc_xalloc(2 * m + 1, sizeof *back, "DBSCAN labels to send");
+  size_t *counts = pc_xalloc((size_t)ranks, sizeof *counts, "DBSCAN send counts");
+  for (int r = 0; r < ranks; r++) counts[r] = 0;
+  size_t own = 0;
+  long core = 0, border = 0;
+  for (size_t i = 0; rc == 0 && i < m; i++) {
+    const db_moving *p = db_at(points, d, i);
+    if (p->halo) continue;
+    const int label = is_core[i] ? core_label[i] : db_border_label(p->x, d, params->eps, grid, kept, points, core_label);
+    core += is_core[i], border += !is_core[i] && label >= 0;
+    back[2 * own] = (int64_t)p->row, back[2 * own + 1] = label, own++;
+    counts[pc_dist_slice_owner(n_all, p->row)]++;
+  }
+  /* grouped by destination rank: own points are in row order, and so are the ranks' slices */
+  size_t got;
+  int64_t *mine_back = pc_dist_exchange(back, counts, 2 * sizeof *back, &got);
+  if (pc_dist_any_failed(rc != 0 || !mine_back)) rc = -1;
+  for (size_t q = 0; rc == 0 && q < got; q++) labels[mine_back[2 * q] - (int64_t)first] = (int)mine_back[2 * q + 1];
+  const double t_label = pc_now();
+
+  result->index = part.index; /* as the first local run resolved it (auto: by d alone) */
+  result->clusters = (long)clusters;
+  result->core = pc_dist_sum_long(core);
+  result->border = pc_dist_sum_long(border);
+  result->noise = (long)n_all - result->core - result->border;
+  result->working_bytes = m * (item + d * sizeof(float) + 2 * sizeof(int) + 1);
+  result->phase_s[DB_PHASE_INDEX] = t_partition - t_start;
+  result->phase_s[DB_PHASE_CORE] = t_core - t_partition;
+  result->phase_s[DB_PHASE_CONNECT] = t_connect - t_core;
+  result->phase_s[DB_PHASE_LABEL] = t_label - t_connect;
+  result->total_s = pc_now() - t_start;
+  free(splitters), free(points), free(lx), free(local), free(is_core), free(core_at), free(name), free(pair);
+  free(joined_name), free(joined_root), free(mine), free(cluster), free(core_label), free(grid), free(back), free(counts);
+  free(mine_back);
+  return rc;
+}
