@@ -46,7 +46,9 @@ typedef struct {
 #define DB_RANKS_MARGIN 1.0001
 
 static size_t db_moving_size(size_t d) { return (sizeof(db_moving) + d * sizeof(float) + 7) / 8 * 8; }
-static db_moving *db_at(void *points, size_t d, size_t i) { return (db_moving *)((char *)points + i * db_moving_size(d)); }
+static db_moving *db_at(void *points, size_t d, size_t i) {
+  return (db_moving *)((char *)points + i * db_moving_size(d));
+}
 
 static int db_cmp_float(const void *a, const void *b) {
   const float x = *(const float *)a, y = *(const float *)b;
@@ -264,8 +266,8 @@ static int db_border_label(const float *x, size_t d, double eps, const db_cell_e
   db_cell_of(x, d, eps * DB_RANKS_MARGIN, home);
   int best = -1;
   for (int o = 0; o < 27; o++) {
-    db_cell_entry key = {{home[0] + o % 3 - 1, d > 1 ? home[1] + o / 3 % 3 - 1 : 0, d > 2 ? home[2] + o / 9 - 1 : 0}, 0};
-    if ((d < 2 && o / 3 % 3 != 1) || (d < 3 && o / 9 != 1)) continue;
+    if ((d < 2 && o / 3 % 3 != 1) || (d < 3 && o / 9 != 1)) continue; /* features the point lacks: offset 0 only */
+    const db_cell_entry key = {{home[0] + o % 3 - 1, home[1] + o / 3 % 3 - 1, home[2] + o / 9 - 1}, 0};
     size_t lo = 0, hi = cells; /* the first entry of the cell */
     while (lo < hi) {
       const size_t mid = lo + (hi - lo) / 2;
@@ -379,7 +381,8 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
   for (size_t i = 0; rc == 0 && i < m; i++) {
     const db_moving *p = db_at(points, d, i);
     if (p->halo) continue;
-    const int label = is_core[i] ? core_label[i] : db_border_label(p->x, d, params->eps, grid, kept, points, core_label);
+    const int label =
+        is_core[i] ? core_label[i] : db_border_label(p->x, d, params->eps, grid, kept, points, core_label);
     core += is_core[i], border += !is_core[i] && label >= 0;
     back[2 * own] = (int64_t)p->row, back[2 * own + 1] = label, own++;
     counts[pc_dist_slice_owner(n_all, p->row)]++;
@@ -403,7 +406,7 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
   result->phase_s[DB_PHASE_LABEL] = t_label - t_connect;
   result->total_s = pc_now() - t_start;
   free(splitters), free(points), free(lx), free(local), free(is_core), free(core_at), free(name), free(pair);
-  free(joined_name), free(joined_root), free(mine), free(cluster), free(core_label), free(grid), free(back), free(counts);
-  free(mine_back);
+  free(joined_name), free(joined_root), free(mine), free(cluster), free(core_label), free(grid), free(back);
+  free(counts), free(mine_back);
   return rc;
 }

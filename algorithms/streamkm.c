@@ -388,7 +388,7 @@ int skm_assign(const pc_stream *src, const float *centres, int k, size_t chunk_s
   /* device: centres[k * d]; chunk_labels / dist[m] a chunk's nearest centre and distance. */
   DEV_ENTER(map(to : centres[0 : (size_t)k * d]) map(alloc : chunk_labels[0 : m], dist[0 : m]))
   for (size_t c = 0; c < chunks && rc == 0; c++) {
-    const size_t first = first_row + c * m, rows = first_row + rows_here - first < m ? first_row + rows_here - first : m;
+    const size_t first = first_row + c * m, left = first_row + rows_here - first, rows = left < m ? left : m;
     if ((rc = skm_read_chunk(src, first, rows, buffer, xt)) != 0) break;
     /* device: xt[rows * d] this chunk's points (dimension-major). */
     DEV_ENTER(map(to : xt[0 : rows * d]))

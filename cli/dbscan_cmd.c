@@ -135,7 +135,8 @@ int pc_cmd_dbscan(int argc, char **argv) {
   int overflows = 0; /* across MPI ranks a value in any rank's rows stops every rank */
   for (size_t e = 0; e < n * d && !overflows; e++)
     if (!isfinite((double)pts.x[e] / o.eps))
-      overflows = pc_fail("dbscan: value %g divided by eps %g overflows the grid; rescale the data", (double)pts.x[e], o.eps);
+      overflows =
+          pc_fail("dbscan: value %g divided by eps %g overflows the grid; rescale the data", (double)pts.x[e], o.eps);
   if (pc_dist_any_failed(overflows)) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
 
   /* the labels come back from the GPU every run: page-locked memory (where the driver gives it)

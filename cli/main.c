@@ -115,8 +115,8 @@ int main(int argc, char **argv) {
     return PC_EXIT_OK;
   }
   if (pc_dist_size() > 1 && strcmp(argv[1], "kmeans") && strcmp(argv[1], "streamkm") && strcmp(argv[1], "dbscan"))
-    pc_die(PC_EXIT_USAGE, "%s runs on one MPI rank; across ranks kmeans, streamkm and dbscan run (start it with one rank)",
-           argv[1]);
+    pc_die(PC_EXIT_USAGE, "%s runs on one MPI rank; across ranks kmeans, streamkm and dbscan run (start it with one "
+                          "rank)", argv[1]);
   if (!strcmp(argv[1], "kmeans")) return pc_cmd_kmeans(argc - 1, argv + 1);
   if (!strcmp(argv[1], "dbscan")) return pc_cmd_dbscan(argc - 1, argv + 1);
   if (!strcmp(argv[1], "dpc")) return pc_cmd_dpc(argc - 1, argv + 1);

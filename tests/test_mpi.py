@@ -1,8 +1,8 @@
 """k-means, streaming k-means and DBSCAN across MPI ranks (issue 22, common/dist.h):
 bin/pragmaclust-{seq,omp}-mpi under `mpirun -np 1..4 --oversubscribe` give the outputs of the
 one-process program, byte for byte; a rank may hold no point; bad input is reported once, by
-rank 0, with exit status 2 and no output file; what does not run across ranks says so. `make test` builds the MPI programs and installs Open MPI
-(variants/install-toolchain.sh --tests)."""
+rank 0, with exit status 2 and no output file; what does not run across ranks says so.
+`make test` builds the MPI programs and installs Open MPI (variants/install-toolchain.sh --tests)."""
 import os
 import shutil
 
