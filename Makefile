@@ -61,7 +61,7 @@ tuned_of = $(TUNED_$(1)) $(foreach s,$(TUNED_SEAMS),$(if $(filter algorithms/$(s
 VERSION := $(strip $(file < VERSION))
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 
-.PHONY: all build lib install info toolchain test test-deps paper-deps bundle bench bench-kmeans bench-python bench-dbscan bench-dpc experiments tables plots paper datasets \
+.PHONY: all build lib install info toolchain test test-deps paper-deps bundle bench bench-kmeans bench-python bench-dbscan bench-dpc bench-mpi experiments tables plots paper datasets \
         datasets-verify clean distclean exercise exercises mpi
 all: build
 build: $(foreach v,$(VARIANTS),bin/pragmaclust-$(v)) $(if $(MPI),mpi)
@@ -215,6 +215,14 @@ bench-dpc: toolchain
 	@variants/install-toolchain.sh --tests "$(TOOLCHAIN_DIR)"
 	@$(MAKE) --no-print-directory VARIANT=all build
 	@$(PYTHON) experiments/bench_dpc.py --bin bin
+
+# Strong and weak scaling across MPI ranks (issue 22): k-means, streaming k-means and DBSCAN on
+# 1, 2 and 4 ranks of $(VARIANT_BENCH_MPI) (seq: a core each), outputs checked against one rank.
+VARIANT_BENCH_MPI ?= seq
+bench-mpi: toolchain
+	@variants/install-toolchain.sh --mpi
+	@$(MAKE) --no-print-directory VARIANT=all MPI=1 build
+	@$(PYTHON) experiments/bench_mpi.py --bin bin --variant $(VARIANT_BENCH_MPI)
 
 # The main job: run the papers' comparisons at $(SCALE) (resuming a previous run) and
 # regenerate their tables under $(RESULTS)/$(SCALE)/tables. See experiments/README.md.

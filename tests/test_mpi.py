@@ -5,6 +5,8 @@ rank 0, with exit status 2 and no output file; what does not run across ranks sa
 `make test` builds the MPI programs and installs Open MPI (variants/install-toolchain.sh --tests)."""
 import os
 import shutil
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -258,3 +260,18 @@ def test_dbscan_bad_input_across_ranks_is_reported_once(tmp_path):
         assert rc == 2, err
         assert err.count("pragmaclust: error:") == 1 and message in err, err
         assert not labels.exists()
+
+
+def test_the_scaling_benchmark_checks_its_outputs_against_one_rank():
+    """experiments/bench_mpi.py (make bench-mpi): strong and weak scaling tables, every strong
+    row's outputs byte for byte the one-rank run's."""
+    mpi_program("seq")
+    bench = Path(__file__).resolve().parents[1] / "experiments" / "bench_mpi.py"
+    rc, out, err = run([sys.executable, bench, "--bin", bin_dir(), "--n", "3000", "--ranks", "1,2,3", "--repeat", "1"],
+                       timeout=300, env=MPI_ENV)
+    assert rc == 0, out + err
+    assert "strong scaling" in out and "weak scaling" in out
+    strong = out.split("weak scaling")[0]
+    for algorithm in ("kmeans", "streamkm", "dbscan"):
+        rows = [line for line in strong.splitlines() if line.startswith(f"| {algorithm} |")]
+        assert len(rows) == 3 and all(line.rstrip().endswith("| yes |") for line in rows), rows
