@@ -146,30 +146,23 @@ static int db_share_core_flags(const void *points, size_t m, size_t d, const flo
   const int ranks = pc_dist_size(), me = pc_dist_rank();
   size_t *counts = pc_xalloc((size_t)ranks, sizeof *counts, "DBSCAN send counts");
   size_t *at = pc_xalloc((size_t)ranks, sizeof *at, "DBSCAN send offsets");
-  for (int pass = 0; pass < 2; pass++) { /* count, then fill */
-    for (int r = 0; r < ranks; r++) counts[r] = 0;
+  uint64_t *rows = NULL;
+  for (int fill = 0; fill < 2; fill++) { /* count the rows for each rank, then place them in rank order */
+    size_t total = 0;
+    for (int r = 0; r < ranks; r++) {
+      if (!fill) counts[r] = 0;
+      at[r] = total, total += counts[r];
+    }
+    if (fill) rows = pc_xalloc(total ? total : 1, sizeof *rows, "DBSCAN core rows to send");
     for (size_t i = 0; i < m; i++) {
       const db_moving *p = db_at((void *)points, d, i);
       if (p->halo || !is_core[i]) continue;
       int lo, hi;
       db_slabs_near(splitters, ranks, p->x[0], reach, &lo, &hi);
       for (int r = lo; r <= hi; r++)
-        if (r != me) counts[r]++;
+        if (r != me && fill) rows[at[r]++] = p->row;
+        else if (r != me) counts[r]++;
     }
-    if (pass == 1) break;
-    size_t total = 0;
-    for (int r = 0; r < ranks; r++) at[r] = total, total += counts[r];
-  }
-  size_t total = 0;
-  for (int r = 0; r < ranks; r++) total += counts[r];
-  uint64_t *rows = pc_xalloc(total ? total : 1, sizeof *rows, "DBSCAN core rows to send");
-  for (size_t i = 0; i < m; i++) {
-    const db_moving *p = db_at((void *)points, d, i);
-    if (p->halo || !is_core[i]) continue;
-    int lo, hi;
-    db_slabs_near(splitters, ranks, p->x[0], reach, &lo, &hi);
-    for (int r = lo; r <= hi; r++)
-      if (r != me) rows[at[r]++] = p->row;
   }
   size_t got;
   uint64_t *core_rows = pc_dist_exchange(rows, counts, sizeof *rows, &got);
