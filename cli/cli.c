@@ -168,15 +168,11 @@ void pc_load_input(const pc_common_opts *common, pc_points *points, double *seco
     pc_gen_rows(&spec, points->first, points->n, points->x);
     *generated = 1;
   } else {
-    /* across MPI ranks each reads its own rows of a .npy or raw file (a text file whole, then
-     * cut), and an error in any rank's rows ends every rank */
+    /* across MPI ranks each reads only its own rows (a text file by a split scan), and an error
+     * in any rank's rows ends every rank */
     const int part = pc_dist_size() > 1;
     const int rc = pc_read_points_part(common->input, common->raw_n, common->raw_d, part, points);
     if (pc_dist_any_failed(rc != 0)) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
-    if (part && points->n == points->total) { /* a text file, read whole: the rank keeps its slice */
-      pc_dist_slice(points->total, &points->first, &points->n);
-      memmove(points->x, points->x + points->first * points->d, points->n * points->d * sizeof *points->x);
-    }
   }
   if (points->n > (size_t)PC_MAX_POINTS) pc_die(PC_EXIT_USAGE, "%zu points: at most %d are supported", points->n, PC_MAX_POINTS);
   *seconds = pc_now() - t0;

@@ -151,72 +151,102 @@ static size_t split_line(char *buf, size_t got, char **next) {
   return (size_t)(p - buf);
 }
 
-int pc_read_text(const char *path, pc_points *out) {
-  memset(out, 0, sizeof *out);
-  FILE *f = fopen(path, "r");
-  if (!f) return pc_fail("cannot open '%s': %s", path, strerror(errno));
-  size_t cap = 0, len = 0, d = 0, n = 0, line_no = 0, header_line = 0, kind_line = 0;
-  sep_kind file_kind = SEP_NONE;
-  float *x = NULL;
+/* The error of a row separated by `kind` in a file whose rows are separated by `file_kind` since
+ * line kind_line. Returns -1. */
+static int separator_mismatch(const char *path, size_t line, sep_kind kind, size_t kind_line, sep_kind file_kind) {
+  return pc_fail("%s: line %zu separates values with %s, line %zu with %s (use one separator in a file)", path, line,
+                 sep_names[kind], kind_line, sep_names[file_kind]);
+}
+
+/* A text file's reading so far: its rows, their shape and separator, and where they were met. */
+typedef struct {
+  float *x;
+  size_t cap, len, d, n;
+  size_t line_no;     /* lines read, blank ones included: the next line's number is line_no + 1 */
+  size_t header_line; /* the skipped header's line, or 0 */
+  size_t first_row_line, kind_line;
+  sep_kind file_kind; /* the separator of the first row with a gap (kind_line) */
+  int seen_first;     /* a data row or a header came already: a word now is an error */
+  sep_kind mismatch;  /* the separator of a row that broke the file's (the error), or SEP_NONE */
+  char header_error[512]; /* the error a header line would be after a row (an MPI rank's first line) */
+} text_reading;
+
+/* Reads the lines of f from the current position until `end` bytes into the file (the lines that
+ * start before it: all, for SIZE_MAX), from byte `at` (a line's start) on, adding their rows to
+ * *t. 0, or -1 with a pc_fail message naming the line. */
+static int read_text_lines(FILE *f, const char *path, size_t at, size_t end, text_reading *t) {
   char *buf = NULL;
   size_t buf_cap = 0;
   ssize_t got;
-  int rc = 0, seen_first = 0;
-  while (!rc && (got = getline(&buf, &buf_cap, f)) >= 0) {
+  int rc = 0;
+  while (!rc && at < end && (got = getline(&buf, &buf_cap, f)) >= 0) {
     char *chunk = buf, *chunk_end = buf + got;
-    if (line_no == 0 && got >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3)) chunk += 3; /* a UTF-8 byte-order mark */
-    while (!rc && chunk < chunk_end) {
+    if (at == 0 && got >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3)) chunk += 3; /* a UTF-8 byte-order mark */
+    const size_t chunk_at = at;
+    while (!rc && chunk < chunk_end && chunk_at + (size_t)(chunk - buf) < end) {
       char *s = chunk;
       const size_t line_len = split_line(chunk, (size_t)(chunk_end - chunk), &chunk);
-      line_no++;
+      t->line_no++;
       if (memchr(s, '\0', line_len)) {
-        rc = pc_fail("%s: line %zu: binary data in a text file", path, line_no);
+        rc = pc_fail("%s: line %zu: binary data in a text file", path, t->line_no);
         break;
       }
       while (is_blank(*s)) s++;
       char *first = s; /* a line of separators only counts as blank, as it holds no value */
       while (is_separator(*first)) first++;
       if (!*first || *first == '#') continue;
-      const size_t row_start = len;
+      const size_t row_start = t->len;
       row_seps seps;
-      const long row_d = parse_row(s, line_no, &x, &len, &cap, &seps);
+      const long row_d = parse_row(s, t->line_no, &t->x, &t->len, &t->cap, &seps);
       if (row_d == -3) {
-        rc = pc_fail("%s: out of memory at line %zu", path, line_no);
-      } else if (row_d == -1 && !seen_first) { /* a first line with a word in it is a header: skip it */
-        seen_first = 1;
-        header_line = line_no;
-        len = row_start;
+        rc = pc_fail("%s: out of memory at line %zu", path, t->line_no);
+      } else if (row_d == -1 && !t->seen_first) { /* a first line with a word in it is a header: skip it */
+        snprintf(t->header_error, sizeof t->header_error, "%s: %s", path, pc_last_error());
+        t->seen_first = 1;
+        t->header_line = t->line_no;
+        t->len = row_start;
       } else if (row_d < 0) {
         char msg[400];
         snprintf(msg, sizeof msg, "%s: %s", path, pc_last_error());
         rc = pc_fail("%s", msg);
       } else if (seps.empty_field) {
-        rc = pc_fail("%s: line %zu has an empty field (a ',' or ';' with no value before it)", path, line_no);
+        rc = pc_fail("%s: line %zu has an empty field (a ',' or ';' with no value before it)", path, t->line_no);
       } else if (seps.mixed != SEP_NONE) {
         rc = pc_fail("%s: line %zu mixes separators, %s and %s (decimal commas? use '.' in numbers and one separator)",
-                     path, line_no, sep_names[seps.kind], sep_names[seps.mixed]);
-      } else if (seps.kind != SEP_NONE && file_kind != SEP_NONE && seps.kind != file_kind) {
-        rc = pc_fail("%s: line %zu separates values with %s, line %zu with %s (use one separator in a file)", path,
-                     line_no, sep_names[seps.kind], kind_line, sep_names[file_kind]);
+                     path, t->line_no, sep_names[seps.kind], sep_names[seps.mixed]);
+      } else if (seps.kind != SEP_NONE && t->file_kind != SEP_NONE && seps.kind != t->file_kind) {
+        t->mismatch = seps.kind;
+        rc = separator_mismatch(path, t->line_no, seps.kind, t->kind_line, t->file_kind);
       } else {
-        seen_first = 1;
-        if (file_kind == SEP_NONE && seps.kind != SEP_NONE) {
-          file_kind = seps.kind;
-          kind_line = line_no;
+        t->seen_first = 1;
+        if (t->file_kind == SEP_NONE && seps.kind != SEP_NONE) {
+          t->file_kind = seps.kind;
+          t->kind_line = t->line_no;
         }
-        if (d == 0) d = (size_t)row_d;
-        else if ((size_t)row_d != d)
-          rc = pc_fail("%s: line %zu has %zu values, expected %zu (ragged rows)", path, line_no, (size_t)row_d, d);
-        n++;
+        if (t->d == 0) t->d = (size_t)row_d, t->first_row_line = t->line_no;
+        else if ((size_t)row_d != t->d)
+          rc = pc_fail("%s: line %zu has %zu values, expected %zu (ragged rows)", path, t->line_no, (size_t)row_d, t->d);
+        t->n++;
       }
     }
+    at += (size_t)got;
   }
   if (!rc && ferror(f)) rc = pc_fail("%s: read error: %s", path, strerror(errno));
   free(buf);
+  return rc;
+}
+
+int pc_read_text(const char *path, pc_points *out) {
+  memset(out, 0, sizeof *out);
+  FILE *f = fopen(path, "r");
+  if (!f) return pc_fail("cannot open '%s': %s", path, strerror(errno));
+  text_reading t = {0};
+  int rc = read_text_lines(f, path, 0, SIZE_MAX, &t);
   fclose(f);
-  if (!rc && n == 0) rc = pc_fail("%s: no data rows", path);
-  if (finish_read(rc, x, n, d, out) != 0) return -1;
-  out->header_line = header_line;
+  if (!rc && t.n == 0) rc = pc_fail("%s: no data rows", path);
+  if (finish_read(rc, t.x, t.n, t.d, out) != 0) return -1;
+  out->header_line = t.header_line;
+  out->first = 0, out->total = t.n;
   return 0;
 }
 
@@ -471,10 +501,110 @@ int pc_read_points(const char *path, size_t raw_n, size_t raw_d, pc_points *out)
   return pc_read_points_part(path, raw_n, raw_d, 0, out);
 }
 
+/* The line starts of a text file in bytes [lo, hi): *count of them, the first at *first (hi when
+ * none). A line starts at byte 0 and after "\n", "\r\n" or a lone "\r" (split_line's ends). */
+static int text_line_starts(FILE *f, const char *path, size_t lo, size_t hi, size_t *first, size_t *count) {
+  *first = hi, *count = 0;
+  if (lo >= hi) return 0;
+  const size_t from = lo ? lo - 1 : 0;
+  if (fseeko(f, (off_t)from, SEEK_SET) != 0) return pc_fail("%s: seek error", path);
+  char block[1 << 16];
+  int prev = lo ? -1 : '\n'; /* byte 0 starts a line */
+  for (size_t at = from; at < hi;) {
+    const size_t want = hi - at < sizeof block ? hi - at : sizeof block, got = fread(block, 1, want, f);
+    if (got == 0) return pc_fail("%s: read error", path);
+    for (size_t i = 0; i < got; i++, at++) {
+      const int c = (unsigned char)block[i];
+      if (at >= lo && (prev == '\n' || (prev == '\r' && c != '\n'))) {
+        if (*count == 0) *first = at;
+        ++*count;
+      }
+      prev = c;
+    }
+  }
+  return 0;
+}
+
+/* What a rank found in its part of a text file, for the checks that span ranks. */
+typedef struct {
+  uint64_t n, d, first_row_line, kind, kind_line, header_line, seen;
+} text_part_summary;
+
+/* A text file across MPI ranks, each reading the lines that start in its share of the bytes (a
+ * split scan: line numbers continue from the earlier ranks' counts) and then sending its rows to
+ * the ranks whose slices hold them (pc_dist_slice). What one process checks across the whole file
+ * is checked across the parts: the header only on the file's first line with a value, one
+ * separator and one row length throughout; the earliest error in the file is the one reported. */
+static int read_text_part(const char *path, pc_points *out) {
+  memset(out, 0, sizeof *out);
+  FILE *f = fopen(path, "r");
+  int rc = f ? 0 : pc_fail("cannot open '%s': %s", path, strerror(errno));
+  size_t size = 0, lo = 0, len = 0, start = 0, starts = 0;
+  if (!rc) rc = file_size(f, path, &size);
+  if (!rc) pc_dist_share(size, &lo, &len), rc = text_line_starts(f, path, lo, lo + len, &start, &starts);
+  text_reading t = {0};
+  if (!pc_dist_any_failed(rc != 0)) {
+    size_t ranks;
+    size_t *all_starts = pc_dist_allgather(&starts, 1, sizeof starts, &ranks);
+    for (int r = 0; r < pc_dist_rank(); r++) t.line_no += all_starts[r];
+    free(all_starts);
+    if (start < lo + len && fseeko(f, (off_t)start, SEEK_SET) != 0) rc = pc_fail("%s: seek error", path);
+    else if (start < lo + len) rc = read_text_lines(f, path, start, lo + len, &t);
+  } else {
+    rc = -1;
+  }
+  if (f) fclose(f);
+  /* the checks that span ranks, against what the earlier ranks found */
+  text_part_summary mine = {t.n, t.d, t.first_row_line, t.file_kind, t.kind_line, t.header_line, t.seen_first}, *all;
+  size_t ranks;
+  all = pc_dist_allgather(&mine, 1, sizeof mine, &ranks);
+  text_part_summary before = {0};
+  for (int r = 0; r < pc_dist_rank(); r++) {
+    if (!before.d && all[r].n) before.d = all[r].d;
+    if (!before.kind && all[r].kind) before.kind = all[r].kind, before.kind_line = all[r].kind_line;
+    if (!before.seen && all[r].seen) before.seen = 1, before.header_line = all[r].header_line;
+  }
+  size_t error_line = rc ? t.line_no : SIZE_MAX; /* this rank's first error: its own, or one of these */
+  if (t.mismatch && before.kind == t.file_kind) /* the file's separator came first on an earlier rank */
+    rc = separator_mismatch(path, t.line_no, t.mismatch, (size_t)before.kind_line, (sep_kind)before.kind);
+  if (t.header_line && before.seen && t.header_line <= error_line) /* a word after rows: no header */
+    error_line = t.header_line, rc = pc_fail("%s", t.header_error);
+  if (t.file_kind && before.kind && t.file_kind != before.kind && t.kind_line < error_line)
+    error_line = t.kind_line,
+    rc = separator_mismatch(path, t.kind_line, t.file_kind, (size_t)before.kind_line, (sep_kind)before.kind);
+  if (t.n && before.d && t.d != before.d && t.first_row_line < error_line)
+    rc = pc_fail("%s: line %zu has %zu values, expected %zu (ragged rows)", path, t.first_row_line, t.d,
+                 (size_t)before.d);
+  size_t total = 0, first_row = 0, d = 0, header_line = 0;
+  for (size_t r = 0; r < ranks; r++) {
+    if ((int)r < pc_dist_rank()) first_row += all[r].n;
+    if (!d && all[r].n) d = all[r].d;
+    if (!header_line && all[r].seen) header_line = all[r].header_line ? all[r].header_line : SIZE_MAX;
+    total += all[r].n;
+  }
+  free(all);
+  if (pc_dist_any_failed(rc != 0) || (total == 0 && pc_fail("%s: no data rows", path))) {
+    free(t.x);
+    return -1;
+  }
+  /* rows [first_row, first_row + t.n) go to the ranks whose slices hold them, in order */
+  const int size_ranks = pc_dist_size();
+  size_t *counts = pc_xalloc((size_t)size_ranks, sizeof *counts, "text rows to send");
+  for (int r = 0; r < size_ranks; r++) counts[r] = 0;
+  for (size_t i = 0; i < t.n; i++) counts[pc_dist_slice_owner(total, first_row + i)]++;
+  size_t got;
+  float *x = pc_dist_exchange(t.x, counts, d * sizeof *x, &got);
+  free(t.x), free(counts);
+  if (!x) return -1;
+  out->x = x, out->d = d, out->n = got, out->total = total;
+  size_t count;
+  pc_dist_slice(total, &out->first, &count);
+  out->header_line = header_line == SIZE_MAX ? 0 : header_line;
+  return 0;
+}
+
 int pc_read_points_part(const char *path, size_t raw_n, size_t raw_d, int part, pc_points *out) {
-  int rc;
-  if (raw_n > 0) rc = read_raw_f32_part(path, raw_n, raw_d, part, out);
-  else if (pc_has_suffix(path, ".npy")) rc = read_npy_part(path, part, out);
-  else if ((rc = pc_read_text(path, out)) == 0) out->first = 0, out->total = out->n; /* text: read whole */
-  return rc;
+  if (raw_n > 0) return read_raw_f32_part(path, raw_n, raw_d, part, out);
+  if (pc_has_suffix(path, ".npy")) return read_npy_part(path, part, out);
+  return part ? read_text_part(path, out) : pc_read_text(path, out);
 }

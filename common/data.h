@@ -48,8 +48,10 @@ int pc_read_raw_f32(const char *path, size_t n, size_t d, pc_points *out);
 
 /* Chooses the reader by name: ".npy" -> npy; raw when raw_n > 0 (shape given); else text. */
 int pc_read_points(const char *path, size_t raw_n, size_t raw_d, pc_points *out);
-/* The same, reading only this MPI rank's slice of the rows (dist.h) from a .npy or raw file when
- * `part` (first and total say which); a text file is read whole. */
+/* The same, when `part`, reading only this MPI rank's slice of the rows (dist.h; first and total
+ * say which): from a .npy or raw file by offset, from a text file by a split scan (each rank
+ * parses the lines that start in its share of the bytes, then the rows move to their slices).
+ * Every rank calls it; an error is every rank's. */
 int pc_read_points_part(const char *path, size_t raw_n, size_t raw_d, int part, pc_points *out);
 
 #endif

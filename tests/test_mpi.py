@@ -275,3 +275,51 @@ def test_the_scaling_benchmark_checks_its_outputs_against_one_rank():
     for algorithm in ("kmeans", "streamkm", "dbscan"):
         rows = [line for line in strong.splitlines() if line.startswith(f"| {algorithm} |")]
         assert len(rows) == 3 and all(line.rstrip().endswith("| yes |") for line in rows), rows
+
+
+def text_file(path, rows, header=None, eol="\n", insert=None):
+    """rows as text with ', ' between values, a comment every 97 rows and a blank line every 89,
+    optionally a header and a line put in at a given place."""
+    lines = [header] if header else []
+    for i, r in enumerate(rows):
+        lines += ["# comment"] * (i % 97 == 0) + [""] * (i % 89 == 0) + [", ".join(f"{v:.7g}" for v in r)]
+    if insert:
+        lines.insert(*insert)
+    path.write_text(eol.join(lines) + eol, newline="")
+    return path
+
+
+TEXT_POINTS = np.random.default_rng(3).random((3000, 3)).astype(np.float32)
+
+
+@pytest.mark.parametrize("case, header, eol", [("header", "a,b,c", "\n"), ("CRLF", None, "\r\n"),
+                                               ("lone CR, header", "x y z", "\r")])
+def test_a_text_file_is_read_by_a_split_scan(case, header, eol, tmp_path):
+    """Each rank parses the lines that start in its share of the bytes, and the rows move to their
+    slices: the labels, the centroids and the skipped header's line are one process's."""
+    path = text_file(tmp_path / "points.csv", TEXT_POINTS, header=header, eol=eol)
+    args = ["kmeans", path, "-k", "4"]
+    one = kmeans_outputs(lambda *a: run([bin_dir() / "pragmaclust-seq", *a]), tmp_path, "one", args)
+    for np_ in NP:
+        assert kmeans_outputs(lambda *a: mpirun(np_, mpi_program("seq"), *a), tmp_path, f"np{np_}", args) == one
+    rc, _, err = mpirun(3, mpi_program("seq"), *args)
+    assert rc == 0 and ("(header line 1 skipped)" in err) == bool(header), err
+
+
+@pytest.mark.parametrize("case, insert", [("ragged", (2500, "1, 2")), ("a word", (2500, "1, two, 3")),
+                                          ("another separator", (2600, "1;2;3")), ("a header late", (2000, "x,y,z")),
+                                          ("no data rows", None)])
+def test_a_text_files_error_is_the_one_process_error(case, insert, tmp_path):
+    """The checks one process makes over the whole file span the ranks' parts: the earliest error
+    in the file, with its line number, as one process words it, once."""
+    path = tmp_path / "bad.csv"
+    if insert:
+        text_file(path, TEXT_POINTS, insert=insert)
+    else:
+        path.write_text("# nothing\n\n" * 5000)
+    rc, _, one = run([bin_dir() / "pragmaclust-seq", "kmeans", path, "-k", "4"])
+    assert rc == 2 and one.count("pragmaclust: error:") == 1
+    for np_ in NP[1:]:
+        rc, _, err = mpirun(np_, mpi_program("seq"), "kmeans", path, "-k", "4")
+        assert rc == 2 and err.count("pragmaclust: error:") == 1, err
+        assert one.strip().splitlines()[-1] in err, (one, err)
