@@ -23,6 +23,8 @@ int pc_dist_size(void);
 /* This rank's number among the ranks of its machine: the gpu variant's rank takes device
  * local_rank % devices, so several ranks may share one GPU. */
 int pc_dist_local_rank(void);
+/* The number of ranks on this rank's machine (1 without MPI). */
+int pc_dist_local_size(void);
 /* Rank r's share of n rows: [n r / size, n (r + 1) / size), contiguous and in rank order, so
  * that the ranks' slices put together are the rows in their global order. */
 void pc_dist_slice(size_t n, size_t *first, size_t *count);
