@@ -532,26 +532,34 @@ static km_update_plan km_plan_update(size_t n, size_t d, int k) {
   return p;
 }
 
-/* The bytes km_run puts on the device for n points of d features (its DEV_ENTER's arrays, and
- * cuBLAS' scratch; the tuned kernels' small scratch is left to the reserve): in memory (block 0)
- * all the points; out of core two blocks of `block` points (km_stream_open), with the labels of all
- * n and everything else as in memory. */
-static size_t km_device_bytes(size_t n, size_t d, const km_params *p, size_t block) {
+/* The lengths of km_run's device arrays beside the points and labels (see its DEV_ENTER) for n
+ * points of d features, in memory (block 0) or out of core in blocks of `block` points, and the bytes
+ * the run puts on the device: these arrays, the points there (all n, or two blocks: km_stream_open),
+ * the labels of all n, and cuBLAS' scratch (the tuned kernels' small scratch is left to the reserve). */
+typedef struct {
+  size_t ct, cs_lo, norm_parts, sums, scale_ranges; /* ct: cs's too; cn: kpad; offset: d; scale, unscale: d + 1 */
+  size_t bytes;
+} km_device_arrays;
+
+static km_device_arrays km_device_arrays_of(size_t n, size_t d, const km_params *p, size_t block) {
   const int k = p->k, kpad = (k + KM_TILE - 1) / KM_TILE * KM_TILE;
   const int gemm = p->distance == KM_DISTANCE_GEMM || p->distance == KM_DISTANCE_GEMM_TF32;
-  const size_t ct_len = (size_t)kpad * d, chunks = (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK;
   const size_t held = block ? 2 * block : n, span = block ? block : n; /* points there; an assign step's */
-  const size_t ranges = block ? 1 : km_ranges_per_dimension(n, d);    /* km_fixed_scales' (in memory) */
-  const size_t floats = held * d + 2 * ct_len + (p->distance == KM_DISTANCE_DOT_3XTF32 ? ct_len : 1) +
-                        (size_t)kpad + d + (d + 1) + d * ranges;
-  const size_t sums = km_plan_update(span, d, k).copies * (d + 1) * (size_t)k;
-  return floats * sizeof(float) + n * sizeof(int) + (chunks * (size_t)kpad + d + 1) * sizeof(double) +
-         sums * sizeof(km_fixed) + (gemm ? km_gemm_scratch_bytes(span, k) : 0);
+  km_device_arrays a;
+  a.ct = (size_t)kpad * d;
+  a.cs_lo = p->distance == KM_DISTANCE_DOT_3XTF32 ? a.ct : 1; /* the tails of cs (tensor cores) */
+  a.norm_parts = (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK * (size_t)kpad;
+  a.sums = km_plan_update(span, d, k).copies * (d + 1) * (size_t)k;
+  a.scale_ranges = block ? 1 : km_ranges_per_dimension(n, d); /* out of core: d maxima, from the host */
+  const size_t floats = held * d + 2 * a.ct + a.cs_lo + (size_t)kpad + d + (d + 1) + d * a.scale_ranges;
+  a.bytes = floats * sizeof(float) + n * sizeof(int) + (a.norm_parts + d + 1) * sizeof(double) +
+            a.sums * sizeof(km_fixed) + (gemm ? km_gemm_scratch_bytes(span, k) : 0);
+  return a;
 }
 
 int km_plan_memory(size_t n, size_t d, const km_params *p, km_memory_plan *plan) {
   memset(plan, 0, sizeof *plan);
-  plan->in_memory = km_device_bytes(n, d, p, 0);
+  plan->in_memory = km_device_arrays_of(n, d, p, 0).bytes;
   plan->limit = SIZE_MAX;
   if (!PC_HAS_DEVICE) return 0; /* seq, omp: the device is the host, which holds the points already */
   const size_t share = pc_device_memory_share(); /* 0: no limit known (the host fallback) */
@@ -563,11 +571,12 @@ int km_plan_memory(size_t n, size_t d, const km_params *p, km_memory_plan *plan)
   size_t lo = 0, hi = n;
   while (lo < hi) { /* the largest block that fits: lo fits (or is 0), hi + 1 does not */
     const size_t mid = hi - (hi - lo) / 2;
-    if (km_device_bytes(n, d, p, mid) <= plan->limit) lo = mid;
+    if (km_device_arrays_of(n, d, p, mid).bytes <= plan->limit) lo = mid;
     else hi = mid - 1;
   }
   if (lo == 0) {
-    const size_t least = km_device_bytes(n, d, p, 1), labels = n * sizeof(int), rows = 2 * d * sizeof(float);
+    const size_t least = km_device_arrays_of(n, d, p, 1).bytes, labels = n * sizeof(int);
+    const size_t rows = 2 * d * sizeof(float);
     return pc_fail("%zu bytes of device memory are too few for k-means: out of core it needs %zu for n = %zu, d = %zu, "
                    "k = %d (the labels %zu, the centroids and sums %zu, two blocks of one point %zu)",
                    plan->limit, least, n, d, p->k, labels, least - labels - rows, rows);
@@ -1190,7 +1199,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   const int streaming = PC_HAS_DEVICE && params->stream_block > 0 && params->stream_block < n;
   const size_t block = streaming ? params->stream_block : n, tail = n - (n - 1) / block * block;
   const km_update_plan update = km_plan_update(block, d, k);
-  const size_t ct_len = (size_t)kpad * d, sums_len = update.copies * (d + 1) * (size_t)k;
+  const km_device_arrays len = km_device_arrays_of(n, d, params, streaming ? block : 0);
+  const size_t ct_len = len.ct, sums_len = len.sums;
   /* Outside the gpu variant the device is the host: both update modes are the same code. */
   const int on_device = params->update == KM_UPDATE_DEVICE || !PC_HAS_DEVICE;
   double *iteration_s = result->iteration_s;
@@ -1230,16 +1240,16 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
 
   float *ct = pc_try_alloc(ct_len, sizeof *ct, "centroids");
   float *cs = pc_try_alloc(ct_len, sizeof *cs, "shifted centroids");
-  const size_t lo_len = tensor ? ct_len : 1; /* the tails of cs (tensor cores) */
+  const size_t lo_len = len.cs_lo;
   float *cs_lo = pc_try_alloc(lo_len, sizeof *cs_lo, "shifted centroids' TF32 tails");
   float *cn = pc_try_alloc((size_t)kpad, sizeof *cn, "centroid norms");
-  const size_t parts_len = (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK * (size_t)kpad;
+  const size_t parts_len = len.norm_parts;
   double *norm_parts = pc_try_alloc(parts_len, sizeof *norm_parts, "partial centroid norms");
   float *offset = pc_try_alloc(d, sizeof *offset, "centroid offset");
   km_fixed *sums = pc_try_alloc(sums_len, sizeof *sums, "centroid sums");
   float *scale = pc_try_alloc(d + 1, sizeof *scale, "fixed-point scales");
   double *unscale = pc_try_alloc(d + 1, sizeof *unscale, "fixed-point unscales");
-  const size_t scale_ranges = streaming ? 1 : km_ranges_per_dimension(n, d); /* out of core: d maxima */
+  const size_t scale_ranges = len.scale_ranges;
   float *scale_part = pc_try_alloc(d * scale_ranges, sizeof *scale_part, "largest values per range");
   km_gemm_scratch scratch = {0};
   km_stream stream = {0};
