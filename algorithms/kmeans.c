@@ -1197,7 +1197,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   /* out of core (gpu variant, km_plan_memory): the points stay on the host and pass through the
    * device in blocks (km_stream_*); `block` is what an assign step takes at once, `tail` the last's */
   const int streaming = PC_HAS_DEVICE && params->stream_block > 0 && params->stream_block < n;
-  const size_t block = streaming ? params->stream_block : n, tail = n - (n - 1) / block * block;
+  const size_t block = streaming ? params->stream_block : n, tail = streaming ? n - (n - 1) / block * block : n;
   const km_update_plan update = km_plan_update(block, d, k);
   const km_device_arrays len = km_device_arrays_of(n, d, params, streaming ? block : 0);
   const size_t ct_len = len.ct, sums_len = len.sums;
