@@ -1066,10 +1066,11 @@ static long km_assign_step(const km_assign_job *job, const km_tuned_kernels *tun
  * (page-locked where the driver gives it, so that its copy is a DMA needing no help from the host),
  * then its copy is issued as a deferred target task (`target update ... nowait`), which the OpenMP
  * runtime's helper threads carry out while this thread packs the next piece and then computes on
- * the other buffer: packing, copying and computing overlap. The pieces' depend(inoutset) on the
- * buffer leaves them free of one another and puts them all before the `taskwait depend(in)` that
- * waits for the block. A buffer is reused only once the device is done with it: the kernels on it
- * ran to their end (they are not `nowait`) before the next block is sent into it. */
+ * the other buffer: packing, copying and computing overlap. The pieces' depend(out) on the buffer
+ * chains their copies one after another (the link takes them one at a time anyway; OpenMP 5.1's
+ * inoutset, which would leave them unordered, is not in GCC 12) and before the `taskwait
+ * depend(in)` that waits for the block. A buffer is reused only once the device is done with it:
+ * the kernels on it ran to their end (they are not `nowait`) before the next block is sent into it. */
 typedef struct {
   const float *xt;        /* the n points, dimension-major, on the host */
   size_t n, d, block, blocks;
@@ -1099,7 +1100,7 @@ static void km_stream_send(km_stream *s, size_t b) {
     HOST_PAR_FOR(collapse(2))
     for (size_t j = j0; j < j1; j++)
       for (size_t i = 0; i < m; i++) buf[j * m + i] = xt[j * n + first + i];
-    DEV_UPDATE(to(buf[j0 * m : (j1 - j0) * m]) nowait depend(inoutset : buf[0]))
+    DEV_UPDATE(to(buf[j0 * m : (j1 - j0) * m]) nowait depend(out : buf[0]))
   }
   s->bytes += (double)(m * d * sizeof *buf);
 }
