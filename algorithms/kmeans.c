@@ -3,7 +3,8 @@
  *
  * Map of the file: the initial centroids (km_initial_centroids), the portable assign step
  * (km_assign_portable), the centroids' tiles and norms (km_prepare), the update step
- * (km_plan_update, km_accumulate, km_finalize), and km_run, the iterations, at the end.
+ * (km_plan_update, km_accumulate, km_finalize), the device memory a run needs (km_plan_memory), the
+ * out-of-core path (km_stream_*), and km_run, the iterations, at the end.
  *
  * Per iteration:
  *  1. assign: each point finds its nearest centroid (squared Euclidean distance, ties to
@@ -36,7 +37,9 @@
  * Device data (gpu variant): xt, ct, labels and the sums are mapped once per run
  * (DEV_ENTER) and stay on the GPU across iterations; per iteration only the number of
  * changed labels comes back (one count). With KM_UPDATE_HOST (Cao's GPU-L) the
- * labels go to the host, the update runs there, and the centroids go back.
+ * labels go to the host, the update runs there, and the centroids go back. Where the points do not
+ * fit in the device's memory (or in a limit given: km_plan_memory), they stay on the host and stream
+ * through the device in blocks, each pass, through two buffers (out of core: km_stream_*, below).
  */
 #include "kmeans.h"
 #include "device.h"
@@ -161,6 +164,25 @@ PC_KNOB(KM_FUSED_WORK)
 #define KM_ONE_TEAM_THREADS KM_ONE_TEAM_THREADS_DEFAULT
 #endif
 PC_KNOB(KM_ONE_TEAM_THREADS)
+/* Out of core (km_plan_memory, km_stream_*): the bytes of the device's free memory that a run
+ * without a given limit leaves to the others (the OpenMP runtime, the tuned kernels' and cuBLAS'
+ * scratch); the most bytes of points in a block (both buffers are page-locked host memory too); the
+ * bytes of a block packed before their copy is issued (packing overlaps the copies). */
+#define KM_DEVICE_RESERVE_DEFAULT ((size_t)512 << 20)
+#ifndef KM_DEVICE_RESERVE
+#define KM_DEVICE_RESERVE KM_DEVICE_RESERVE_DEFAULT
+#endif
+PC_KNOB(KM_DEVICE_RESERVE)
+#define KM_STREAM_BLOCK_BYTES_DEFAULT ((size_t)256 << 20)
+#ifndef KM_STREAM_BLOCK_BYTES
+#define KM_STREAM_BLOCK_BYTES KM_STREAM_BLOCK_BYTES_DEFAULT
+#endif
+PC_KNOB(KM_STREAM_BLOCK_BYTES)
+#define KM_STREAM_PIECE_BYTES_DEFAULT ((size_t)8 << 20)
+#ifndef KM_STREAM_PIECE_BYTES
+#define KM_STREAM_PIECE_BYTES KM_STREAM_PIECE_BYTES_DEFAULT
+#endif
+PC_KNOB(KM_STREAM_PIECE_BYTES)
 
 /* Full unrolling keeps the GPU's per-thread arrays of the update step in registers (the CPU's
  * loops leave it to the compiler, which vectorises them better). */
@@ -508,13 +530,87 @@ static km_update_plan km_plan_update(size_t n, size_t d, int k) {
   return p;
 }
 
+/* The lengths of km_run's device arrays beside the points and labels (see its DEV_ENTER) for n
+ * points of d features, in memory (block 0) or out of core in blocks of `block` points, and the bytes
+ * the run puts on the device: these arrays, the points there (all n, or two blocks: km_stream_open),
+ * the labels of all n, and cuBLAS' scratch (the tuned kernels' small scratch is left to the reserve). */
+typedef struct {
+  size_t ct, cs_lo, norm_parts, sums, scale_ranges; /* ct: cs's too; cn: kpad; offset: d; scale, unscale: d + 1 */
+  size_t bytes;
+} km_device_arrays;
+
+static km_device_arrays km_device_arrays_of(size_t n, size_t d, const km_params *p, size_t block) {
+  const int k = p->k, kpad = (k + KM_TILE - 1) / KM_TILE * KM_TILE;
+  const int gemm = p->distance == KM_DISTANCE_GEMM || p->distance == KM_DISTANCE_GEMM_TF32;
+  const size_t held = block ? 2 * block : n, span = block ? block : n; /* points there; an assign step's */
+  km_device_arrays a;
+  a.ct = (size_t)kpad * d;
+  a.cs_lo = p->distance == KM_DISTANCE_DOT_3XTF32 ? a.ct : 1; /* the tails of cs (tensor cores) */
+  a.norm_parts = (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK * (size_t)kpad;
+  a.sums = km_plan_update(span, d, k).copies * (d + 1) * (size_t)k;
+  a.scale_ranges = block ? 1 : km_ranges_per_dimension(n, d); /* out of core: d maxima, from the host */
+  const size_t floats = held * d + 2 * a.ct + a.cs_lo + (size_t)kpad + d + (d + 1) + d * a.scale_ranges;
+  a.bytes = floats * sizeof(float) + n * sizeof(int) + (a.norm_parts + d + 1) * sizeof(double) +
+            a.sums * sizeof(km_fixed) + (gemm ? km_gemm_scratch_bytes(span, k) : 0);
+  return a;
+}
+
+int km_plan_memory(size_t n, size_t d, const km_params *p, km_memory_plan *plan) {
+  memset(plan, 0, sizeof *plan);
+  plan->in_memory = km_device_arrays_of(n, d, p, 0).bytes;
+  plan->limit = SIZE_MAX;
+  if (!PC_HAS_DEVICE) return 0; /* seq, omp: the device is the host, which holds the points already */
+  const size_t share = pc_device_memory_share(); /* 0: no limit known (the host fallback) */
+  if (share) plan->limit = share > KM_DEVICE_RESERVE ? share - KM_DEVICE_RESERVE : 0;
+  if (p->device_memory && p->device_memory < plan->limit) plan->limit = p->device_memory;
+  if (plan->in_memory <= plan->limit) return 0;
+  /* Out of core: blocks as large as the limit lets two of them be (the bytes grow with the block:
+   * its points, and cuBLAS' scratch), at most KM_STREAM_BLOCK_BYTES of points each. */
+  size_t lo = 0, hi = n;
+  while (lo < hi) { /* the largest block that fits: lo fits (or is 0), hi + 1 does not */
+    const size_t mid = hi - (hi - lo) / 2;
+    if (km_device_arrays_of(n, d, p, mid).bytes <= plan->limit) lo = mid;
+    else hi = mid - 1;
+  }
+  if (lo == 0) {
+    const size_t least = km_device_arrays_of(n, d, p, 1).bytes, labels = n * sizeof(int);
+    const size_t rows = 2 * d * sizeof(float);
+    return pc_fail("%zu bytes of device memory are too few for k-means: out of core it needs %zu for n = %zu, d = %zu, "
+                   "k = %d (the labels %zu, the centroids and sums %zu, two blocks of one point %zu)",
+                   plan->limit, least, n, d, p->k, labels, least - labels - rows, rows);
+  }
+  const size_t most = KM_STREAM_BLOCK_BYTES / (d * sizeof(float));
+  plan->block = lo < most ? lo : most > 0 ? most : 1;
+  plan->blocks = (n + plan->block - 1) / plan->block;
+  return 0;
+}
+
 /* scale[j] = 2^s_j and unscale[j] = 2^-s_j for the d dimensions and 1 for the counts (j = d),
  * the host and device copies both: s_j = 62 - n_bits - e_j, where n < 2^n_bits and dimension
- * j's largest |x| < 2^e_j, so that n values |x| 2^s_j sum below 2^62; at most 126, so that 2^s_j
- * is a float (data below 2^-64 then keep their bits down to 2^-126). One pass over the data,
- * each dimension cut into `ranges` ranges of points (a team each, its largest |x| in
- * part[r * d + j]); a maximum does not depend on the order it is taken in, so every variant
+ * j's largest |x| (top[j], over this process's n points) < 2^e_j, so that n values |x| 2^s_j sum
+ * below 2^62; at most 126, so that 2^s_j is a float (data below 2^-64 then keep their bits down
+ * to 2^-126). A maximum does not depend on the order it is taken in, so every variant and path
  * picks the same exponents. */
+static void km_set_scales(float *restrict top, size_t n, size_t d, float *restrict scale,
+                          double *restrict unscale) {
+  /* across ranks (dist.h): every rank takes the exponents of all the points, n and the maxima */
+  const size_t n_all = (size_t)pc_dist_sum_long((long)n);
+  pc_dist_max_float(top, d);
+  int n_bits = 0;
+  while (n_bits < 62 && (size_t)1 << n_bits <= n_all) n_bits++;
+  for (size_t j = 0; j <= d; j++) {
+    const float largest = j < d ? top[j] : 0.0f;
+    int e = 0;
+    if (largest > 0.0f) frexpf(largest, &e);
+    const int s = j == d ? 0 : 62 - n_bits - e < 126 ? 62 - n_bits - e : 126;
+    scale[j] = ldexpf(1.0f, s);
+    unscale[j] = ldexp(1.0, -s);
+  }
+  DEV_UPDATE(to(scale[0 : d + 1], unscale[0 : d + 1]))
+}
+
+/* The scales (km_set_scales) from one pass over the points on the device, each dimension cut into
+ * `ranges` ranges of points (a team each, its largest |x| in part[r * d + j]). */
 static void km_fixed_scales(const float *restrict xt, size_t n, size_t d, size_t ranges, float *restrict part,
                             float *restrict scale, double *restrict unscale) {
   const size_t units = d * ranges;
@@ -527,22 +623,20 @@ static void km_fixed_scales(const float *restrict xt, size_t n, size_t d, size_t
     part[u] = top;
   }
   DEV_UPDATE(from(part[0 : units]))
-  /* across ranks (dist.h): every rank takes the exponents of all the points, n and the maxima */
-  const size_t n_all = (size_t)pc_dist_sum_long((long)n);
   for (size_t j = 0; j < d; j++)
     for (size_t r = 1; r < ranges; r++) part[j] = fmaxf(part[j], part[r * d + j]);
-  pc_dist_max_float(part, d);
-  int n_bits = 0;
-  while (n_bits < 62 && (size_t)1 << n_bits <= n_all) n_bits++;
-  for (size_t j = 0; j <= d; j++) {
-    const float top = j < d ? part[j] : 0.0f;
-    int e = 0;
-    if (top > 0.0f) frexpf(top, &e);
-    const int s = j == d ? 0 : 62 - n_bits - e < 126 ? 62 - n_bits - e : 126;
-    scale[j] = ldexpf(1.0f, s);
-    unscale[j] = ldexp(1.0, -s);
+  km_set_scales(part, n, d, scale, unscale);
+}
+
+/* The largest |x| of each dimension over the n points in top[0..d), on the host's threads: the
+ * out-of-core path's maxima for km_set_scales (its points are on the host). */
+static void km_host_maxima(const float *restrict xt, size_t n, size_t d, float *restrict top) {
+  for (size_t j = 0; j < d; j++) {
+    float largest = 0.0f;
+    HOST_PAR_FOR(reduction(max : largest))
+    for (size_t i = 0; i < n; i++) largest = fmaxf(largest, fabsf(xt[j * n + i]));
+    top[j] = largest;
   }
-  DEV_UPDATE(to(scale[0 : d + 1], unscale[0 : d + 1]))
 }
 
 /* Whole clusters: team t sums points [t * n / teams, (t+1) * n / teams) into `local` (cluster
@@ -573,9 +667,11 @@ static void km_accumulate_in_teams(const float *restrict xt, const int *restrict
 }
 
 /* By dimension: team u takes dimension j = u % (d + 1) (j = d: the counts) of points range
- * r = u / (d + 1), so that the teams at work together read the same labels. */
+ * r = u / (d + 1), so that the teams at work together read the same labels. With `store` (one
+ * range, and no earlier sums to add to) each team stores its sums instead of adding them. */
 static void km_accumulate_by_dimension(const float *restrict xt, const int *restrict labels, km_fixed *restrict sums,
-                                       const float *restrict scale, size_t n, size_t d, int k, km_update_plan p) {
+                                       const float *restrict scale, size_t n, size_t d, int k, km_update_plan p,
+                                       int store) {
   const size_t row = d + 1, ranges = (size_t)p.ranges;
   const int units = (int)(row * ranges);
   PAR_TEAMS_FOR(GPU_TEAMS(units, KM_UPDATE_THREADS))
@@ -605,7 +701,7 @@ static void km_accumulate_by_dimension(const float *restrict xt, const int *rest
     TEAM_PAR_FOR()
     for (size_t c = 0; c < (size_t)k; c++) {
       const km_fixed s = km_team_sum(local, c);
-      if (ranges == 1) { /* the dimension's only team: the value is its own */
+      if (store) { /* the dimension's only team: the value is its own */
         sums[j * (size_t)k + c] = s;
       } else if (s != 0) {
         PAR_ATOMIC
@@ -618,11 +714,13 @@ static void km_accumulate_by_dimension(const float *restrict xt, const int *rest
 /* Cluster sums and counts on the device by the plan's method (see km_plan_update): team-local
  * sums of whole clusters or of one dimension; otherwise GPU threads add point i into copy
  * i % copies with atomics and CPU threads (copies = 1) sum into private copies through the
- * array reduction. */
+ * array reduction. `clear`: the sums start from zero; else the points' sums are added to those
+ * there (the out-of-core path's later blocks). */
 static void km_accumulate(const float *restrict xt, const int *restrict labels, km_fixed *restrict sums,
-                          const float *restrict scale, size_t n, size_t d, int k, km_update_plan p) {
+                          const float *restrict scale, size_t n, size_t d, int k, km_update_plan p, int clear) {
   const size_t row = d + 1, copies = p.copies, len = copies * row * (size_t)k;
-  if (p.method != KM_SUMS_BY_DIMENSION || p.ranges > 1) { /* by dimension in one range stores every value */
+  const int store = clear && p.method == KM_SUMS_BY_DIMENSION && p.ranges == 1; /* stores every value */
+  if (clear && !store) {
     PAR_FOR(GPU_THREADS)
     for (size_t e = 0; e < len; e++) sums[e] = 0;
   }
@@ -631,7 +729,7 @@ static void km_accumulate(const float *restrict xt, const int *restrict labels, 
     return;
   }
   if (p.method == KM_SUMS_BY_DIMENSION) {
-    km_accumulate_by_dimension(xt, labels, sums, scale, n, d, k, p);
+    km_accumulate_by_dimension(xt, labels, sums, scale, n, d, k, p, store);
     return;
   }
 
@@ -953,6 +1051,141 @@ static long km_assign_step(const km_assign_job *job, const km_tuned_kernels *tun
   return km_assign_portable(job->xt, job->cs, job->cn, job->labels, job->n, job->d, job->kpad, job->direct);
 }
 
+/* ---- Out of core (gpu variant) ---------------------------------------------------------------
+ * Where the points do not fit in the device memory the run may take (km_plan_memory), they stay on
+ * the host and every pass over them (each iteration's assign step and sums, then the SSE) takes them
+ * a block at a time, in order, through two device buffers: while the device assigns and sums the
+ * block in one buffer, the next block is copied into the other. Labels, centroids and sums stay on
+ * the device as in memory. A block of m points is laid out as xt is (dimension-major, stride m), a
+ * small data set that the assign kernels (portable, tuned, cuBLAS) and the sums take as they are;
+ * the sums are exact integers, whatever order the blocks add them in, so the labels and centroids
+ * are those of the run in memory, bit for bit.
+ * A block travels in pieces of a few of its rows: each piece is packed into the buffer's host array
+ * (page-locked where the driver gives it, so that its copy is a DMA needing no help from the host),
+ * then its copy is issued as a deferred target task (`target update ... nowait`), which the OpenMP
+ * runtime's helper threads carry out while this thread packs the next piece and then computes on
+ * the other buffer: packing, copying and computing overlap. The pieces' depend(out) on the buffer
+ * chains their copies one after another (the link takes them one at a time anyway; OpenMP 5.1's
+ * inoutset, which would leave them unordered, is not in GCC 12) and before the `taskwait
+ * depend(in)` that waits for the block. A buffer is reused only once the device is done with it:
+ * the kernels on it ran to their end (they are not `nowait`) before the next block is sent into it. */
+typedef struct {
+  const float *xt;        /* the n points, dimension-major, on the host */
+  size_t n, d, block, blocks;
+  float *buf[2];          /* block * d floats each: the host array and its device copy */
+  int send, take;         /* the buffer the next block sent goes into; the one the next taken comes from */
+  double sent_at[2];      /* when the block on its way through each buffer was sent */
+  double bytes, copy_s;   /* copied so far; the copies' time, each from its sending to its taking */
+} km_stream;
+
+/* Block b's number of points, and in *first its first point. */
+static size_t km_stream_block(const km_stream *s, size_t b, size_t *first) {
+  *first = b * s->block;
+  return s->n - *first < s->block ? s->n - *first : s->block;
+}
+
+/* Sends block b on its way into the next buffer, a piece of rows at a time (see above). */
+static void km_stream_send(km_stream *s, size_t b) {
+  const float *xt = s->xt;
+  float *buf = s->buf[s->send];
+  size_t first;
+  const size_t m = km_stream_block(s, b, &first), n = s->n, d = s->d;
+  const size_t fit = KM_STREAM_PIECE_BYTES / (m * sizeof *buf), rows = fit > 0 ? fit : 1;
+  s->sent_at[s->send] = pc_now();
+  s->send = 1 - s->send;
+  for (size_t j0 = 0; j0 < d; j0 += rows) {
+    const size_t j1 = j0 + rows < d ? j0 + rows : d;
+    HOST_PAR_FOR(collapse(2))
+    for (size_t j = j0; j < j1; j++)
+      for (size_t i = 0; i < m; i++) buf[j * m + i] = xt[j * n + first + i];
+    DEV_UPDATE(to(buf[j0 * m : (j1 - j0) * m]) nowait depend(out : buf[0]))
+  }
+  s->bytes += (double)(m * d * sizeof *buf);
+}
+
+/* The points of n, host xt, streamed in blocks of `block` points: buffers allocated (host and
+ * device) and block 0 sent. 0, or -1 with a pc_fail message. */
+static int km_stream_open(km_stream *s, const float *xt, size_t n, size_t d, size_t block) {
+  *s = (km_stream){.xt = xt, .n = n, .d = d, .block = block, .blocks = (n + block - 1) / block};
+  const size_t len = block * d;
+  float *buf0 = s->buf[0] = pc_try_alloc_staging(len, sizeof *buf0, "block of points");
+  float *buf1 = s->buf[1] = pc_try_alloc_staging(len, sizeof *buf1, "block of points");
+  if (!buf0 || !buf1) {
+    pc_free_staging(buf0), pc_free_staging(buf1);
+    s->buf[0] = s->buf[1] = NULL;
+    return -1;
+  }
+  /* device: buf0, buf1[block * d] the blocks' points, until km_stream_close */
+  DEV_ENTER(map(alloc : buf0[0 : len], buf1[0 : len]))
+  km_stream_send(s, 0);
+  return 0;
+}
+
+/* The block sent first of those on their way, once on the device: waits for its copies, sends
+ * block `next` into the other buffer (none where next >= blocks), and returns the block's buffer. */
+static const float *km_stream_take(km_stream *s, size_t next) {
+  float *buf = s->buf[s->take];
+  DEV_WAIT(depend(in : buf[0]))
+  s->copy_s += pc_now() - s->sent_at[s->take];
+  s->take = 1 - s->take;
+  if (next < s->blocks) km_stream_send(s, next);
+  return buf;
+}
+
+/* Waits for copies still on their way (a run that stopped early), releases the buffers (nothing
+ * where the stream was not opened: zeroed). */
+static void km_stream_close(km_stream *s) {
+  float *buf0 = s->buf[0], *buf1 = s->buf[1];
+  const size_t len = s->block * s->d;
+  (void)len; /* a clause of the gpu variant's only */
+  if (!buf0) return;
+  DEV_WAIT()
+  DEV_EXIT(map(delete : buf0[0 : len], buf1[0 : len]))
+  pc_free_staging(buf0), pc_free_staging(buf1);
+  s->buf[0] = s->buf[1] = NULL;
+}
+
+/* One pass of the assign step over the blocks (`job` is the step over all n points; a block's
+ * labels are job->labels + first) and, `sums` given, of the update's sums (cleared by the first
+ * block, added to by the others), while the next block travels. Another pass always follows this
+ * one (the next iteration's, or km_sse_blocks'), so after the last block the first is sent again.
+ * runs[0] is the tuned kernels' run for whole blocks, runs[1] for a shorter last one. Adds to
+ * phase_s the waits for copies with the packing (h2d: what the computing did not hide), the assign
+ * steps and the sums. Returns the labels changed, or -1 with a pc_fail message (a cuBLAS error). */
+static long km_assign_blocks(km_stream *s, const km_assign_job *job, const km_tuned_kernels *tuned,
+                             km_tuned_run *const runs[2], const km_gemm_scratch *gemm, km_fixed *sums,
+                             const float *scale, km_update_plan update, double *phase_s) {
+  long changed = 0;
+  for (size_t b = 0; b < s->blocks; b++) {
+    const double t0 = pc_now();
+    size_t first;
+    km_assign_job block = *job;
+    block.n = km_stream_block(s, b, &first);
+    block.labels = job->labels + first;
+    block.xt = km_stream_take(s, b + 1 < s->blocks ? b + 1 : 0);
+    const double t1 = pc_now();
+    const long step = km_assign_step(&block, tuned, runs[block.n < s->block], gemm);
+    if (step < 0) return -1;
+    changed += step;
+    const double t2 = pc_now();
+    if (sums) km_accumulate(block.xt, block.labels, sums, scale, block.n, s->d, job->k, update, b == 0);
+    phase_s[KM_PHASE_H2D] += t1 - t0, phase_s[KM_PHASE_ASSIGN] += t2 - t1, phase_s[KM_PHASE_UPDATE] += pc_now() - t2;
+  }
+  return changed;
+}
+
+/* The SSE of the out-of-core path: a last pass over the blocks (the first one already sent). */
+static double km_sse_blocks(km_stream *s, const float *ct, const int *labels, int kpad) {
+  double sse = 0.0;
+  for (size_t b = 0; b < s->blocks; b++) {
+    size_t first;
+    const size_t m = km_stream_block(s, b, &first);
+    const float *points = km_stream_take(s, b + 1);
+    sse += km_sse(points, ct, labels + first, m, s->d, kpad);
+  }
+  return sse;
+}
+
 int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *centroids, int *labels,
            km_result *result) {
   const int k = params->k, direct = params->distance == KM_DISTANCE_DIRECT;
@@ -960,8 +1193,13 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   const int gemm = params->distance == KM_DISTANCE_GEMM || params->distance == KM_DISTANCE_GEMM_TF32;
   const int tensor = params->distance == KM_DISTANCE_DOT_3XTF32; /* the dot form's cs and cn too */
   const int kpad = (k + KM_TILE - 1) / KM_TILE * KM_TILE;
-  const km_update_plan update = km_plan_update(n, d, k);
-  const size_t ct_len = (size_t)kpad * d, sums_len = update.copies * (d + 1) * (size_t)k;
+  /* out of core (gpu variant, km_plan_memory): the points stay on the host and pass through the
+   * device in blocks (km_stream_*); `block` is what an assign step takes at once, `tail` the last's */
+  const int streaming = PC_HAS_DEVICE && params->stream_block > 0 && params->stream_block < n;
+  const size_t block = streaming ? params->stream_block : n, tail = streaming ? n - (n - 1) / block * block : n;
+  const km_update_plan update = km_plan_update(block, d, k);
+  const km_device_arrays len = km_device_arrays_of(n, d, params, streaming ? block : 0);
+  const size_t ct_len = len.ct, sums_len = len.sums;
   /* Outside the gpu variant the device is the host: both update modes are the same code. */
   const int on_device = params->update == KM_UPDATE_DEVICE || !PC_HAS_DEVICE;
   double *iteration_s = result->iteration_s;
@@ -972,7 +1210,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   result->kernels = gemm ? "cublas" : "portable";
   /* The tuned kernels (kmeans_tuned.h), where this build has them, they apply here and the run
    * asked for them; else the portable loop. cuBLAS needs neither. */
-  const km_path path = km_small_run_path(n, d, k, kpad, on_device, !gemm && !tensor);
+  const km_path path = streaming ? KM_PATH_GENERAL : km_small_run_path(n, d, k, kpad, on_device, !gemm && !tensor);
   const int one_team = path == KM_PATH_ONE_TEAM, fused = path == KM_PATH_FUSED;
   if (path != KM_PATH_GENERAL) { /* both sum whole clusters in team-local memory */
     result->kernels = one_team ? "one-team" : "fused";
@@ -980,12 +1218,16 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   }
   const km_tuned_kernels *tuned =
       gemm || path != KM_PATH_GENERAL || params->kernels == PC_KERNELS_PORTABLE ? NULL : km_tuned();
-  km_tuned_run *tuned_run = NULL;
+  km_tuned_run *tuned_run = NULL, *tuned_tail = NULL; /* the tail: out of core, a shorter last block's */
   if (tensor && (!tuned || !tuned->has_tensor))
     return pc_fail("--distance dot-3xtf32 needs the tuned GPU kernels (the gpu variant built by clang, --kernels tuned)");
   if (tuned) {
-    int applies = 0, splits = 1;
-    tuned_run = tuned->open(n, d, kpad, tensor, &applies, &splits);
+    int applies = 0, splits = 1, tail_splits;
+    tuned_run = tuned->open(block, d, kpad, tensor, &applies, &splits);
+    if (tuned_run && tail < block && !(tuned_tail = tuned->open(tail, d, kpad, tensor, &applies, &tail_splits))) {
+      tuned->close(tuned_run);
+      return -1;
+    }
     if (!tuned_run && applies) return -1;
     if (!tuned_run) tuned = NULL; /* not here (the gpu build's kernels on the host): the portable loop */
     else result->splits = splits, result->kernels = tuned->name;
@@ -997,22 +1239,24 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
 
   float *ct = pc_try_alloc(ct_len, sizeof *ct, "centroids");
   float *cs = pc_try_alloc(ct_len, sizeof *cs, "shifted centroids");
-  const size_t lo_len = tensor ? ct_len : 1; /* the tails of cs (tensor cores) */
+  const size_t lo_len = len.cs_lo;
   float *cs_lo = pc_try_alloc(lo_len, sizeof *cs_lo, "shifted centroids' TF32 tails");
   float *cn = pc_try_alloc((size_t)kpad, sizeof *cn, "centroid norms");
-  const size_t parts_len = (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK * (size_t)kpad;
+  const size_t parts_len = len.norm_parts;
   double *norm_parts = pc_try_alloc(parts_len, sizeof *norm_parts, "partial centroid norms");
   float *offset = pc_try_alloc(d, sizeof *offset, "centroid offset");
   km_fixed *sums = pc_try_alloc(sums_len, sizeof *sums, "centroid sums");
   float *scale = pc_try_alloc(d + 1, sizeof *scale, "fixed-point scales");
   double *unscale = pc_try_alloc(d + 1, sizeof *unscale, "fixed-point unscales");
-  const size_t scale_ranges = km_ranges_per_dimension(n, d);
+  const size_t scale_ranges = len.scale_ranges;
   float *scale_part = pc_try_alloc(d * scale_ranges, sizeof *scale_part, "largest values per range");
   km_gemm_scratch scratch = {0};
+  km_stream stream = {0};
+  km_tuned_run *const runs[2] = {tuned_run, tuned_tail};
   int rc = -1, failed = 0;
   if (!ct || !cs || !cs_lo || !cn || !norm_parts || !offset || !sums || !scale || !unscale || !scale_part) goto out;
   /* cuBLAS' handle and device scratch: before the clock, like the program's device start-up */
-  if (gemm && km_gemm_begin(n, d, k, params->distance == KM_DISTANCE_GEMM_TF32, &scratch) != 0) goto out;
+  if (gemm && km_gemm_begin(block, d, k, params->distance == KM_DISTANCE_GEMM_TF32, &scratch) != 0) goto out;
   /* the centroids dimension-major, and their mean: by feature on the host's threads where there
    * are many (one thread was most of a Python fit's own time at k d = 10^6: docs/performance.md) */
   const int many = (size_t)k * d >= KM_HOST_LAYOUT_MIN;
@@ -1030,12 +1274,15 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
 
   const double t_start = pc_now();
   double t0 = t_start;
-  /* device: in, xt[d * n] points (dimension-major), ct[kpad * d] centroids (dimension-major),
-   * offset[d]; made there, labels[n], cs[kpad * d] / cs_lo[kpad * d or 1] the assign step's
-   * centroids and their TF32 tails, cn[kpad] centroid terms, norm_parts[chunks * kpad] partial norms,
-   * sums[copies * (d + 1) * k] fixed-point sums and counts, scale / unscale[d + 1] their scales,
-   * scale_part[d * ranges]. */
-  DEV_ENTER(map(to : xt[0 : n * d], ct[0 : ct_len], offset[0 : d])
+  /* out of core: the two blocks' buffers, the first block sent (km_stream_open) */
+  if (streaming && km_stream_open(&stream, xt, n, d, block) != 0) goto out;
+  /* device: in, xt[d * n] points (dimension-major; in memory only), ct[kpad * d] centroids
+   * (dimension-major), offset[d]; made there, labels[n], cs[kpad * d] / cs_lo[kpad * d or 1] the
+   * assign step's centroids and their TF32 tails, cn[kpad] centroid terms, norm_parts[chunks * kpad]
+   * partial norms, sums[copies * (d + 1) * k] fixed-point sums and counts, scale / unscale[d + 1]
+   * their scales, scale_part[d * ranges]. */
+  DEV_ENTER(if(!streaming) map(to : xt[0 : n * d]))
+  DEV_ENTER(map(to : ct[0 : ct_len], offset[0 : d])
                 map(alloc : labels[0 : n], cs[0 : ct_len], cs_lo[0 : lo_len], cn[0 : kpad],
                         norm_parts[0 : parts_len], sums[0 : sums_len], scale[0 : d + 1],
                         unscale[0 : d + 1], scale_part[0 : d * scale_ranges]))
@@ -1043,7 +1290,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   for (size_t i = 0; i < n; i++) labels[i] = -1; /* no label yet: every one changes in the first pass */
   result->phase_s[KM_PHASE_H2D] += pc_now() - t0;
   t0 = pc_now();
-  km_fixed_scales(xt, n, d, scale_ranges, scale_part, scale, unscale); /* once: the data do not change */
+  if (streaming) km_host_maxima(xt, n, d, scale_part), km_set_scales(scale_part, n, d, scale, unscale);
+  else km_fixed_scales(xt, n, d, scale_ranges, scale_part, scale, unscale); /* once: the data do not change */
   result->phase_s[KM_PHASE_UPDATE] += pc_now() - t0;
 
   const int iterations_wanted = params->fixed_iter > 0 ? params->fixed_iter : params->max_iter;
@@ -1098,20 +1346,23 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
     t0 = pc_now();
     result->phase_s[KM_PHASE_UPDATE] += t0 - t_iter;
     const km_assign_job job = {xt, ct, cs, cs_lo, cn, labels, n, d, k, kpad, direct, tensor};
-    long changed = km_assign_step(&job, tuned, tuned_run, gemm ? &scratch : NULL);
+    /* out of core, the blocks' assign steps and (on the device) sums, each phase timed there */
+    long changed = streaming ? km_assign_blocks(&stream, &job, tuned, runs, gemm ? &scratch : NULL,
+                                                on_device ? sums : NULL, scale, update, result->phase_s)
+                             : km_assign_step(&job, tuned, tuned_run, gemm ? &scratch : NULL);
     if (changed < 0) { /* a cuBLAS error: release the device data, then fail */
       failed = 1;
       break;
     }
     changed = pc_dist_sum_long(changed); /* across ranks (dist.h): the labels that changed anywhere */
     double t1 = pc_now();
-    result->phase_s[KM_PHASE_ASSIGN] += t1 - t0;
+    if (!streaming) result->phase_s[KM_PHASE_ASSIGN] += t1 - t0;
     result->iterations = it + 1;
     result->last_changed = changed;
 
     double shift;
     if (on_device) {
-      km_accumulate(xt, labels, sums, scale, n, d, k, update);
+      if (!streaming) km_accumulate(xt, labels, sums, scale, n, d, k, update, 1);
       if (pc_dist_size() > 1) { /* every rank's sums, exact in any order: one process's centroids */
         DEV_UPDATE(from(sums[0 : sums_len]))
         pc_dist_sum_ll(sums, sums_len);
@@ -1142,10 +1393,15 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   if (fused) {
     DEV_EXIT(map(delete : fused_state[0 : 2]))
   }
-  if (!failed) result->sse = pc_dist_sum_double(km_sse(xt, ct, labels, n, d, kpad));
+  if (!failed) /* out of core: one more pass over the blocks */
+    result->sse = pc_dist_sum_double(streaming ? km_sse_blocks(&stream, ct, labels, kpad)
+                                               : km_sse(xt, ct, labels, n, d, kpad));
+  result->blocks = stream.blocks, result->block_points = stream.block;
+  result->h2d_bytes = stream.bytes, result->h2d_copy_s = stream.copy_s;
   t0 = pc_now();
   DEV_UPDATE(from(labels[0 : n], ct[0 : ct_len]))
-  DEV_EXIT(map(delete : xt[0 : n * d], ct[0 : ct_len], offset[0 : d], labels[0 : n], cs[0 : ct_len],
+  DEV_EXIT(if(!streaming) map(delete : xt[0 : n * d]))
+  DEV_EXIT(map(delete : ct[0 : ct_len], offset[0 : d], labels[0 : n], cs[0 : ct_len],
                    cs_lo[0 : lo_len], cn[0 : kpad], norm_parts[0 : parts_len], sums[0 : sums_len], scale[0 : d + 1],
                    unscale[0 : d + 1],
                    scale_part[0 : d * scale_ranges]))
@@ -1157,8 +1413,10 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
     for (size_t j = 0; j < d; j++) centroids[(size_t)c * d + j] = ct[j * (size_t)kpad + (size_t)c];
   rc = failed ? -1 : 0;
 out:
+  km_stream_close(&stream);
   km_gemm_end(&scratch);
   if (tuned_run) tuned->close(tuned_run);
+  if (tuned_tail) tuned->close(tuned_tail);
   free(ct), free(cs), free(cs_lo), free(cn), free(norm_parts), free(offset);
   free(sums), free(scale), free(unscale), free(scale_part);
   return rc;

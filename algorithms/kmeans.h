@@ -51,6 +51,10 @@ typedef struct {
   km_update_where update;
   km_distance distance;
   pc_kernels kernels;     /* the assign step's: tuned (kmeans_tuned.h) or portable; the same labels */
+  size_t device_memory;   /* gpu variant: the most device memory the run may take, in bytes (km_plan_memory);
+                             0: what the device has free */
+  size_t stream_block;    /* gpu variant: out of core, the points stream through the device in blocks of
+                             this many (km_plan_memory's choice); 0 (or n and more): they stay there */
 } km_params;
 
 typedef struct {
@@ -65,6 +69,12 @@ typedef struct {
   const char *kernels;   /* the assign kernels that ran: "portable", "cublas" or the tuned ones' name */
   const char *update_sums; /* how the update step summed the clusters: "whole-clusters",
                               "by-dimension", "shared" (kmeans.c, km_plan_update) or "host" */
+  /* Out of core (params->stream_block): each pass took `blocks` blocks of block_points points (the
+   * last may hold fewer); h2d_bytes were copied to the device in h2d_copy_s, each block's copy timed
+   * from its packing until it was seen complete (when the computing on the other block outlasted it,
+   * later than it was). All 0 in memory. */
+  size_t blocks, block_points;
+  double h2d_bytes, h2d_copy_s;
 } km_result;
 
 /*
@@ -72,10 +82,28 @@ typedef struct {
  * (xt[j*n + i] is feature j of point i; see km_transpose). `centroids` holds k x d initial
  * centroids, row-major, and receives the final ones; labels[0..n) receives the assignment.
  * A cluster that loses all its points keeps its previous centroid. Ties go to the lowest
- * centroid index. Returns 0, or -1 with a pc_fail message (sizes that cannot be allocated;
+ * centroid index. With params->stream_block (gpu variant, km_plan_memory) the points stay on the
+ * host and stream through the device in blocks each pass (out of core): the same labels and
+ * centroids. Returns 0, or -1 with a pc_fail message (sizes that cannot be allocated;
  * with the gemm distances: not the gpu variant, no GPU or cuBLAS, a cuBLAS error).
  */
 int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *centroids, int *labels, km_result *result);
+
+/* How km_run will use the device's memory (gpu variant): the limit it may take (params->device_memory,
+ * at most what the device has free for this process, less KM_DEVICE_RESERVE; SIZE_MAX where no
+ * limit is known: the seq and omp variants, the gpu variant on the host), the bytes a run with the
+ * points on the device needs, and, where that is more than the limit, the blocks of the out-of-core
+ * path (else block = blocks = 0). */
+typedef struct {
+  size_t limit, in_memory;
+  size_t block, blocks; /* points per block (at most KM_STREAM_BLOCK_BYTES of them), blocks of the n */
+} km_memory_plan;
+
+/* Plans the device memory of a k-means run of n points of d features with params (its k, distance
+ * and device_memory): the caller then sets params->stream_block = plan->block. Returns 0, or -1
+ * with a pc_fail message where even two blocks of one point do not fit beside the labels,
+ * centroids and sums. */
+int km_plan_memory(size_t n, size_t d, const km_params *params, km_memory_plan *plan);
 
 /* Writes the dimension-major copy xt (d x n) of row-major x (n x d). */
 void km_transpose(const float *x, size_t n, size_t d, float *xt);

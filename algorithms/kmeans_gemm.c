@@ -180,15 +180,22 @@ const char *km_gemm_library(int *version) {
   return km_cublas.loaded ? km_cublas.library : "";
 }
 
+/* Points per GEMM for n points and k centroids: as many as KM_GEMM_SCRATCH_BYTES of dot products hold. */
+static size_t km_gemm_block(size_t n, int k) {
+  size_t block = KM_GEMM_SCRATCH_BYTES / ((size_t)k * sizeof(float));
+  if (block >= n) block = n;
+  else if (block > 128) block = block / 128 * 128; /* whole 512-byte columns */
+  return block == 0 ? 1 : block;
+}
+
+size_t km_gemm_scratch_bytes(size_t n, int k) { return km_gemm_block(n, k) * (size_t)k * sizeof(float); }
+
 int km_gemm_begin(size_t n, size_t d, int k, int tf32, km_gemm_scratch *s) {
   memset(s, 0, sizeof *s);
   if (km_gemm_load(tf32) != 0) return -1;
   if (n > INT_MAX || d > INT_MAX)
     return pc_fail("--distance gemm: n = %zu, d = %zu: cuBLAS takes sizes below 2^31", n, d);
-  size_t block = KM_GEMM_SCRATCH_BYTES / ((size_t)k * sizeof(float));
-  if (block >= n) block = n;
-  else if (block > 128) block = block / 128 * 128; /* whole 512-byte columns */
-  if (block == 0) block = 1;
+  const size_t block = km_gemm_block(n, k);
   s->device = omp_get_default_device();
   s->block = block;
   s->dots = omp_target_alloc(block * (size_t)k * sizeof(float), s->device);
@@ -254,6 +261,11 @@ int km_gemm_load(int tf32) {
 const char *km_gemm_library(int *version) {
   if (version) *version = 0;
   return "";
+}
+
+size_t km_gemm_scratch_bytes(size_t n, int k) {
+  (void)n, (void)k;
+  return 0;
 }
 
 int km_gemm_begin(size_t n, size_t d, int k, int tf32, km_gemm_scratch *s) {

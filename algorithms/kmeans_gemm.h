@@ -42,6 +42,10 @@ typedef struct {
  * (as km_gemm_load; n beyond cuBLAS' 32-bit sizes; device memory exhausted). */
 int km_gemm_begin(size_t n, size_t d, int k, int tf32, km_gemm_scratch *s);
 
+/* The device scratch km_gemm_begin allocates for n points and k centroids, in bytes (0 outside the
+ * gpu variant). */
+size_t km_gemm_scratch_bytes(size_t n, int k);
+
 /* Frees the scratch (nothing when begin failed or was not called: s zeroed). */
 void km_gemm_end(km_gemm_scratch *s);
 

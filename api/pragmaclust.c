@@ -224,16 +224,31 @@ int pragmaclust_kmeans(const float *x, size_t n, size_t d, const pragmaclust_kme
                    "%s: PRAGMACLUST_DISTANCE_DOT_3XTF32 runs on a GPU's tensor cores; the kernels of this library run on the host",
                    fn);
 
+  km_params params = {.k = o->k, .max_iter = o->max_iter, .fixed_iter = o->fixed_iter, .tol = o->tol,
+                       .update = to_update(o->update), .distance = distance, .kernels = to_kernels(o->kernels),
+                       .device_memory = o->device_memory};
+  /* the gpu variant's device memory: the points there, or out of core, in blocks (km_plan_memory) */
+  km_memory_plan memory;
+  if (km_plan_memory(n, d, &params, &memory) != 0)
+    return failure(o->device_memory ? PRAGMACLUST_ERR_INVALID_ARGUMENT : PRAGMACLUST_ERR_OUT_OF_MEMORY, "%s: %s", fn,
+                   pc_last_error());
+  params.stream_block = memory.block;
   float *xt = pc_try_alloc(n * d, sizeof *xt, "dimension-major copy of the points");
   int *own_labels = labels ? NULL : pc_try_alloc(n, sizeof *own_labels, "labels");
   if (!xt || (!labels && !own_labels)) {
     free(xt);
+    free(own_labels);
     return PRAGMACLUST_ERR_OUT_OF_MEMORY;
   }
-  /* The points laid out for km_run where it reads them (on the gpu variant: copied as they are and
-   * transposed on the device), their values checked in the same pass: the time of a copy in. */
+  /* The points laid out for km_run where it reads them (on the gpu variant in memory: copied as they
+   * are and transposed on the device, where the copy fits beside them; else on the host), their
+   * values checked in the same pass: the time of a copy in. */
+  const int on_device = !memory.block && memory.limit - memory.in_memory >= n * d * sizeof *x;
   const double t_layout = pc_now();
-  const km_points_scan scan = km_layout_on_device(x, n, d, xt);
+  km_points_scan scan = {0.0f, 0};
+  if (on_device) scan = km_layout_on_device(x, n, d, xt);
+  else if (check_finite(fn, x, n, d) != PRAGMACLUST_OK) scan.nonfinite = 1;
+  else km_transpose(x, n, d, xt), scan.max_abs = (float)pc_max_abs(x, n * d);
   const double layout_s = pc_now() - t_layout;
   km_result res;
   memset(&res, 0, sizeof res);
@@ -242,12 +257,9 @@ int pragmaclust_kmeans(const float *x, size_t n, size_t d, const pragmaclust_kme
   /* distances are float32: every centroid stays within the range of the data and the initial ones */
   if (rc == PRAGMACLUST_OK && pc_check_float_distances(fmax(scan.max_abs, pc_max_abs(centroids, k * d)), d, fn) != 0)
     rc = PRAGMACLUST_ERR_INVALID_ARGUMENT;
-  if (rc == PRAGMACLUST_OK) {
-    const km_params params = {.k = o->k, .max_iter = o->max_iter, .fixed_iter = o->fixed_iter, .tol = o->tol,
-                              .update = to_update(o->update), .distance = distance, .kernels = to_kernels(o->kernels)};
+  if (rc == PRAGMACLUST_OK)
     rc = km_run(xt, n, d, &params, centroids, labels ? labels : own_labels, &res) == 0 ? PRAGMACLUST_OK
-                                                                                        : algorithm_failed();
-  }
+                                                                                       : algorithm_failed();
   km_layout_release(xt, n, d);
   free(xt);
   free(own_labels);

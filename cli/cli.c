@@ -6,8 +6,10 @@
 #include "report.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +51,22 @@ double pc_parse_real(const char *name, const char *text, double min, double max)
            text, DBL_MIN);
   if (v < min || v > max) pc_die(PC_EXIT_USAGE, "option %s: %g is outside [%g, %g]", name, v, min, max);
   return v;
+}
+
+unsigned long long pc_parse_bytes(const char *name, const char *text) {
+  static const char units[] = "KMGT"; /* powers of 1024 */
+  char *end;
+  errno = 0;
+  const unsigned long long v = strtoull(text, &end, 10);
+  int shift = 0;
+  const char *unit = end != text && *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+  if (unit) shift = 10 * (int)(unit - units + 1), end++;
+  if (errno == ERANGE || !isdigit((unsigned char)text[0]) || *end)
+    pc_die(PC_EXIT_USAGE, "option %s: '%s' is not a size in bytes (a whole number, optionally with K, M, G or T: "
+                          "64K, 512M, 2G)", name, text);
+  if (v == 0) pc_die(PC_EXIT_USAGE, "option %s: '%s' is no bytes at all; give a positive size", name, text);
+  if (v > ULLONG_MAX >> shift) pc_die(PC_EXIT_USAGE, "option %s: '%s' is more bytes than a size can count", name, text);
+  return v << shift;
 }
 
 int pc_max_threads(void) {

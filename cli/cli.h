@@ -49,6 +49,9 @@ void pc_cli_parse(const char *name, int argc, char **argv, const struct option *
  * [min, max] (or a finite real in [min, max]). */
 long long pc_parse_int(const char *name, const char *text, long long min, long long max);
 double pc_parse_real(const char *name, const char *text, double min, double max);
+/* A size in bytes for an option: a positive whole number, optionally followed by K, M, G or T
+ * (powers of 1024; either case): 64K, 512M, 2G. Dies with "option NAME: ..." otherwise. */
+unsigned long long pc_parse_bytes(const char *name, const char *text);
 
 /* "<program> [subcommand] <version> (variant, commit, compiler)" on stdout. */
 void pc_print_version(const char *subcommand);

@@ -18,6 +18,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,11 @@ static const char usage[] =
     "                       opened at run time: $PRAGMACLUST_CUBLAS, else libcublas.so[.13|.12|.11]\n"
     "  --distance dot-3xtf32  (gpu variant on a GPU) the dot form with x.c on the TF32 tensor cores,\n"
     "                       each float split into two TF32 parts: about float32's accuracy\n"
+    "  --device-memory BYTES|auto  (gpu variant) the most device memory the run may take (K, M, G, T:\n"
+    "                       powers of 1024, e.g. 512M); default auto, what the GPU has free. Points\n"
+    "                       beyond it stay on the host and stream through the GPU in blocks (out of\n"
+    "                       core), with the same results. The seq and omp builds accept it and ignore\n"
+    "                       it: their points are in host memory already\n"
     "  --labels FILE        write labels (0-based; .npy -> int32 array, else one per line)\n"
     "  --centroids FILE     write final centroids (.npy -> float32 K x d, else text)\n"
     "common options:\n"
@@ -63,18 +69,21 @@ static const char usage[] =
     "                       means; exit 1 on a mismatch\n"
     "  --quiet              no summary on stderr\n";
 
-enum { OPT_K = 'k', OPT_INIT = 2000, OPT_MAX_ITER, OPT_ITERATIONS, OPT_TOL, OPT_UPDATE, OPT_DISTANCE, OPT_LABELS, OPT_CENTROIDS };
+enum { OPT_K = 'k', OPT_INIT = 2000, OPT_MAX_ITER, OPT_ITERATIONS, OPT_TOL, OPT_UPDATE, OPT_DISTANCE, OPT_LABELS,
+       OPT_CENTROIDS, OPT_DEVICE_MEMORY };
 
 static const struct option own_options[] = {
     {"init", required_argument, NULL, OPT_INIT},       {"max-iter", required_argument, NULL, OPT_MAX_ITER},
     {"iterations", required_argument, NULL, OPT_ITERATIONS}, {"tol", required_argument, NULL, OPT_TOL},
     {"update", required_argument, NULL, OPT_UPDATE},   {"distance", required_argument, NULL, OPT_DISTANCE},   {"labels", required_argument, NULL, OPT_LABELS},
-    {"centroids", required_argument, NULL, OPT_CENTROIDS}, {NULL, 0, NULL, 0},
+    {"centroids", required_argument, NULL, OPT_CENTROIDS},
+    {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY}, {NULL, 0, NULL, 0},
 };
 
 typedef struct {
   long long k;
   const char *init, *labels_path, *centroids_path;
+  const char *device_memory; /* --device-memory as given; NULL: auto */
   km_params params;
 } kmeans_opts;
 
@@ -107,6 +116,10 @@ static void handle_option(int id, const char *arg, void *ctx) {
       if (o->params.distance == KM_DISTANCE_DOT_3XTF32 && !PC_HAS_DEVICE)
         pc_die(PC_EXIT_USAGE, "option --distance %s: needs the gpu variant (the GPU's tensor cores); this is the %s build",
                arg, pc_build_variant());
+      break;
+    case OPT_DEVICE_MEMORY:
+      o->device_memory = strcmp(arg, "auto") ? arg : NULL;
+      o->params.device_memory = o->device_memory ? (size_t)pc_parse_bytes("--device-memory", arg) : 0;
       break;
     case OPT_LABELS: o->labels_path = arg; pc_io_output("--labels", arg); break;
     case OPT_CENTROIDS: o->centroids_path = arg; pc_io_output("--centroids", arg); break;
@@ -205,6 +218,13 @@ int pc_cmd_kmeans(int argc, char **argv) {
   const size_t n = pts.n; /* across MPI ranks this rank's slice of the rows (dist.h; pc_load_input) */
   o.params.k = (int)k;
   o.params.kernels = c.kernels;
+  /* the gpu variant's device memory: the points on the device, or out of core, in blocks (each
+   * rank's own: its slice, its share of its GPU; a limit too small for any rank is said once) */
+  km_memory_plan memory;
+  if (pc_dist_any_failed(km_plan_memory(n, d, &o.params, &memory) != 0))
+    pc_die(PC_EXIT_USAGE, "kmeans%s%s: %s", o.device_memory ? " --device-memory " : "",
+           o.device_memory ? o.device_memory : "", pc_last_error());
+  o.params.stream_block = memory.block;
 
   float *init = initial_centroids(&o, &c, &pts);
   /* distances are float32: every centroid stays within the range of the data and the initial ones */
@@ -242,6 +262,8 @@ int pc_cmd_kmeans(int argc, char **argv) {
   const pc_stats per_iter = pc_stats_of(run.iteration_s, run.iterations_timed);
   const double flop_per_iter = 2.0 * (double)n_all * (double)k * (double)d;
   const double gflops = per_iter.median > 0 ? flop_per_iter / per_iter.median * 1e-9 : 0.0;
+  /* out of core: the points copied to the device over the copies' time (kmeans.h, km_result) */
+  const double h2d_gb_s = res->h2d_copy_s > 0 ? res->h2d_bytes / res->h2d_copy_s * 1e-9 : NAN;
   pc_json *j = pc_run_report(&r);
   if (j) {
     pc_json_int(j, "k", (long long)k);
@@ -253,6 +275,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
     pc_json_num(j, "tol", o.params.tol);
     pc_json_str(j, "update", o.params.update == KM_UPDATE_DEVICE ? "device" : "host");
     pc_json_str(j, "distance", km_distance_names[o.params.distance]);
+    pc_json_int(j, "device_memory", (long long)o.params.device_memory); /* 0: auto */
     if (gemm) {
       int version;
       const char *lib = km_gemm_library(&version);
@@ -266,6 +289,15 @@ int pc_cmd_kmeans(int argc, char **argv) {
     pc_json_int(j, "iterations", res->iterations);
     pc_json_bool(j, "converged", res->converged);
     pc_json_num(j, "sse", res->sse);
+    pc_json_num(j, "device_memory_limit", memory.limit == SIZE_MAX ? NAN : (double)memory.limit); /* null: none */
+    pc_json_int(j, "device_memory_in_memory", (long long)memory.in_memory); /* what the points on the device need */
+    pc_json_object(j, "out_of_core"); /* blocks 0: the points stayed on the device */
+    pc_json_int(j, "blocks", (long long)res->blocks);
+    pc_json_int(j, "block_points", (long long)res->block_points);
+    pc_json_num(j, "h2d_bytes", res->h2d_bytes);
+    pc_json_num(j, "h2d_copy_s", res->h2d_copy_s);
+    pc_json_num(j, "h2d_gb_s", h2d_gb_s); /* null in memory */
+    pc_json_end_object(j);
     pc_run_timing_begin(&r);
     pc_json_num(j, "layout_s", layout_s);
     pc_json_stats(j, "iteration_s", per_iter);
@@ -277,7 +309,11 @@ int pc_cmd_kmeans(int argc, char **argv) {
            res->iterations,
            res->converged ? " (converged)" : (o.params.fixed_iter ? " (fixed)" : " (not converged: --max-iter reached)"),
            res->sse, per_iter.median * 1e3, gflops);
-  pc_run_finish(&r, what, NULL);
+  char stream[128] = "";
+  if (res->blocks)
+    snprintf(stream, sizeof stream, "; out of core: %zu blocks of %zu points, %.3g GB/s host-to-device", res->blocks,
+             res->block_points, h2d_gb_s);
+  pc_run_finish(&r, what, stream);
   free(run.iteration_s);
   free(run.labels);
   free(run.centroids);

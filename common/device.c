@@ -51,6 +51,32 @@ static int cuda_multiprocessors(int ordinal) {
   return count > 0 ? count : 0;
 }
 
+/* The free memory of device `ordinal` as the CUDA driver tells, asked in the device's primary
+ * context (made current for the question: an MPI rank's device need not be the context current on
+ * this thread). 0, or -1 when the driver cannot tell. */
+static int cuda_free_memory(int ordinal, size_t *free_bytes) {
+  void *lib = pc_cuda_driver();
+  if (!lib) return -1;
+  int (*cu_get)(int *, int) = (int (*)(int *, int))dlsym(lib, "cuDeviceGet");
+  int (*cu_retain)(void **, int) = (int (*)(void **, int))dlsym(lib, "cuDevicePrimaryCtxRetain");
+  int (*cu_release)(int) = (int (*)(int))dlsym(lib, "cuDevicePrimaryCtxRelease_v2");
+  int (*cu_push)(void *) = (int (*)(void *))dlsym(lib, "cuCtxPushCurrent_v2");
+  int (*cu_pop)(void **) = (int (*)(void **))dlsym(lib, "cuCtxPopCurrent_v2");
+  int (*cu_mem_info)(size_t *, size_t *) = (int (*)(size_t *, size_t *))dlsym(lib, "cuMemGetInfo_v2");
+  int dev, rc = -1;
+  void *ctx;
+  size_t total;
+  if (!cu_get || !cu_retain || !cu_release || !cu_push || !cu_pop || !cu_mem_info || cu_get(&dev, ordinal) != 0 ||
+      cu_retain(&ctx, dev) != 0)
+    return -1;
+  if (cu_push(ctx) == 0) {
+    rc = cu_mem_info(free_bytes, &total) == 0 ? 0 : -1;
+    (void)cu_pop(&ctx);
+  }
+  (void)cu_release(dev);
+  return rc;
+}
+
 /* Every device's primary context, active before the OpenMP runtime opens a device, and the
  * default device's current on this thread. Two reasons:
  *  - Host waits for the GPU spin instead of sleeping. LLVM 19's CUDA plugin gives the primary
@@ -162,6 +188,20 @@ void pc_free_staging(void *p) {
   if (p && offloading && cuda_free_pinned(p)) return;
 #endif
   free(p);
+}
+
+size_t pc_device_memory_share(void) {
+#if defined(PC_VARIANT_GPU)
+  size_t free_bytes;
+  if (!offloading || cuda_free_memory(omp_get_default_device(), &free_bytes) != 0) return 0;
+  /* the ranks of this machine on this device: local ranks r with r % devices alike (pc_device_try_init) */
+  const int devices = omp_get_num_devices(), local = pc_dist_local_size();
+  int sharing = 1;
+  if (pc_dist_size() > 1 && devices > 0) sharing = local / devices + (pc_dist_local_rank() % devices < local % devices);
+  return free_bytes / (size_t)(sharing > 1 ? sharing : 1);
+#else
+  return 0;
+#endif
 }
 
 int pc_device_count(void) {

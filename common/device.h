@@ -61,6 +61,12 @@ int pc_offloading(void);
 void *pc_try_alloc_staging(size_t count, size_t size, const char *what);
 void pc_free_staging(void *p);
 
+/* The device memory this process may take, in bytes: the free memory of its GPU as the CUDA driver
+ * tells, divided among the MPI ranks of this machine that share that GPU (dist.h). 0 where there
+ * is no such limit to tell: no GPU runs the kernels (seq, omp, the gpu variant's host fallback), or
+ * the driver cannot say. After pc_device_init. */
+size_t pc_device_memory_share(void);
+
 /* Number of OpenMP offload devices visible (0 outside the gpu variant). */
 int pc_device_count(void);
 

@@ -21,7 +21,7 @@ static void *dist_copy(const void *mine, size_t count, size_t size, size_t *tota
 #if defined(PC_MPI)
 #include <mpi.h>
 
-static int dist_rank, dist_size = 1, dist_local_rank;
+static int dist_rank, dist_size = 1, dist_local_rank, dist_local_size = 1;
 
 static void dist_end(void) {
   int finalized = 0;
@@ -36,6 +36,7 @@ void pc_dist_init(int *argc, char ***argv) {
   MPI_Comm node;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   MPI_Comm_rank(node, &dist_local_rank);
+  MPI_Comm_size(node, &dist_local_size);
   MPI_Comm_free(&node);
   pc_at_end(dist_end);
 }
@@ -43,6 +44,7 @@ void pc_dist_init(int *argc, char ***argv) {
 int pc_dist_rank(void) { return dist_rank; }
 int pc_dist_size(void) { return dist_size; }
 int pc_dist_local_rank(void) { return dist_local_rank; }
+int pc_dist_local_size(void) { return dist_local_size; }
 
 /* MPI counts are ints: large arrays go in pieces of at most INT_MAX / 2 elements. */
 #define DIST_PIECE ((size_t)INT_MAX / 2)
@@ -216,6 +218,7 @@ void pc_dist_init(int *argc, char ***argv) { (void)argc, (void)argv; }
 int pc_dist_rank(void) { return 0; }
 int pc_dist_size(void) { return 1; }
 int pc_dist_local_rank(void) { return 0; }
+int pc_dist_local_size(void) { return 1; }
 void pc_dist_sum_ll(long long *values, size_t count) { (void)values, (void)count; }
 void pc_dist_max_float(float *values, size_t count) { (void)values, (void)count; }
 void pc_dist_or_u32(uint32_t *values, size_t count) { (void)values, (void)count; }

@@ -25,6 +25,8 @@ int pc_dist_size(void);
 /* This rank's number among the ranks of its machine: the gpu variant's rank takes device
  * local_rank % devices, so several ranks may share one GPU. */
 int pc_dist_local_rank(void);
+/* The number of ranks on this rank's machine (1 without MPI). */
+int pc_dist_local_size(void);
 /* Rank r's share of `items` things taken in order (streaming k-means' chunks):
  * [items r / size, items (r + 1) / size). */
 void pc_dist_share(size_t items, size_t *first, size_t *count);

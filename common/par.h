@@ -24,6 +24,7 @@
  *   DEV_ENTER(c)          (nothing)  (nothing)                  omp target enter data c
  *   DEV_UPDATE(c)         (nothing)  (nothing)                  omp target update c
  *   DEV_EXIT(c)           (nothing)  (nothing)                  omp target exit data c
+ *   DEV_WAIT(c)           (nothing)  (nothing)                  omp taskwait c   (waits for DEV_UPDATE(... nowait))
  *   DEV_FUNCS_BEGIN/END   (nothing)  (nothing)                  omp declare target / omp end declare target
  *   TEAM_LOCAL(v)         (nothing)  (nothing)                  omp allocate(v) allocator(omp_pteam_mem_alloc)
  *                                                               (clang's device pass only; see below)
@@ -72,6 +73,7 @@
 #define DEV_ENTER(...)
 #define DEV_UPDATE(...)
 #define DEV_EXIT(...)
+#define DEV_WAIT(...)
 #define DEV_FUNCS_BEGIN
 #define DEV_FUNCS_END
 
@@ -92,6 +94,7 @@
 #define DEV_ENTER(...)
 #define DEV_UPDATE(...)
 #define DEV_EXIT(...)
+#define DEV_WAIT(...)
 #define DEV_FUNCS_BEGIN
 #define DEV_FUNCS_END
 
@@ -112,6 +115,7 @@
 #define DEV_ENTER(...) PC_PRAGMA(omp target enter data __VA_ARGS__)
 #define DEV_UPDATE(...) PC_PRAGMA(omp target update __VA_ARGS__)
 #define DEV_EXIT(...) PC_PRAGMA(omp target exit data __VA_ARGS__)
+#define DEV_WAIT(...) PC_PRAGMA(omp taskwait __VA_ARGS__)
 #define DEV_FUNCS_BEGIN PC_PRAGMA(omp declare target)
 #define DEV_FUNCS_END PC_PRAGMA(omp end declare target)
 #endif

@@ -62,9 +62,11 @@ FIELDS = ["experiment", "scale", "config", "variant", "program", "status", "reas
           "delta_s", "assignment_s", "distances", "all_pairs", "batches", "batch_s", "restart_s", "batch_distances",
           "exit_status",
           "compiler", "flags", "git_commit", "host_cpu", "threads", "gpu", "where", "timestamp", "command",
-          "build", "binary_sha256", "verified"]
+          "build", "binary_sha256", "verified", "h2d_gb_s"]
 # The build columns and `verified` come last, so that the CSVs of older runners (reference/*.csv)
-# read the same; their rows have no build, which counts as another build (see row_build).
+# read the same; their rows have no build, which counts as another build (see row_build). Columns
+# added since then follow them: h2d_gb_s, k-means out of core (the report's out_of_core.h2d_gb_s:
+# the points copied to the device over the copies' time, of the last timed run; empty in memory).
 # verified: every run passes --check (cli/check.h): "yes" when the report says it passed, "no"
 # when the program found its results wrong (then the row's status is "failed"), else empty.
 BUILD_FIELDS = ("compiler", "flags", "git_commit", "build", "binary_sha256")
@@ -310,7 +312,7 @@ def measure(exp, scale, params, variant, ctx):
 
     report_path = ctx.report_path()
     try:
-        cmd = [str(program)] + [fill(a, values) for a in exp["command"]] + variant.get("args", []) + [
+        cmd = [str(program)] + [fill(a, values) for a in exp["command"] + variant.get("args", [])] + [
             "--repeat", str(variant.get("repeat", spec.get("repeat", 1))),
             "--warmup", str(variant.get("warmup", spec.get("warmup", 0))),
             "--report", str(report_path), "--quiet", "--check"]
@@ -339,7 +341,7 @@ def measure(exp, scale, params, variant, ctx):
                   k=rep.get("k", ""), converged=int(rep["converged"]) if "converged" in rep else "",
                   sse=repr(float(rep["sse"])) if "sse" in rep else repr(float(rep["cost"])) if "cost" in rep else "",
                   clusters=rep.get("clusters", ""),
-                  noise=rep.get("noise", ""), verified="yes")
+                  noise=rep.get("noise", ""), verified="yes", h2d_gb_s=out_of_core_bandwidth(rep))
     if rep.get("subcommand") == "dpc":
         common.update(dpc_columns(rep))
     rows = []
@@ -348,6 +350,12 @@ def measure(exp, scale, params, variant, ctx):
         row.update({f"{phase}_s": repr(t) for phase, t in r.items() if f"{phase}_s" in FIELDS and phase != "total"})
         rows.append(row)
     return rows
+
+
+def out_of_core_bandwidth(rep):
+    """k-means out of core: the host-to-device bandwidth of its streamed blocks (GB/s), else ""."""
+    gb_s = (rep.get("out_of_core") or {}).get("h2d_gb_s")
+    return repr(float(gb_s)) if gb_s else ""
 
 
 def dpc_columns(rep):

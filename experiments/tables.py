@@ -83,6 +83,8 @@ METRICS = {
     "batch": (lambda r: f(r, "batch_s"), 1e3, "ms"),
     "restart": (lambda r: f(r, "restart_s"), 1e3, "ms"),
     "gain": (lambda r: f(r, "restart_s") / f(r, "batch_s"), 1.0, ""),
+    # k-means out of core: the host-to-device bandwidth of the streamed blocks
+    "h2d_bandwidth": (lambda r: f(r, "h2d_gb_s"), 1.0, "GB/s"),
 }
 COUNT_METRICS = {"distances", "all_pairs"}
 RATIO_METRICS = {"gain"}     # written as speedups are, "2.51x"
@@ -120,6 +122,9 @@ METRIC_TEXT = {
     "batch": ("batch", "batch: the median time of one incremental batch"),
     "restart": ("recomputation", "recomputation: the median time of a recomputation from scratch after a batch"),
     "gain": ("recomputation / batch", "recomputation / batch: how many times faster a batch is than a recomputation"),
+    "h2d_bandwidth": ("host-to-device bandwidth", "host-to-device bandwidth: the points copied to the device over the "
+                      "copies' time, each block's from its packing until it was seen there (so, where the computing "
+                      "outlasted a copy, a bound below the link's rate)"),
 }
 
 # Number formats: one per column (write_numbers)

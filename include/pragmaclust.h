@@ -135,6 +135,9 @@ typedef struct {
   pragmaclust_update update;    /* where centroids are recomputed (gpu variant); default device */
   pragmaclust_distance distance;/* default direct */
   pragmaclust_kernels kernels;  /* tuned (default) or portable assign kernels: the same labels */
+  size_t device_memory;         /* gpu library: the most device memory the call may take, in bytes; 0 (default):
+                                   what the GPU has free. Points beyond it stream through the GPU in blocks
+                                   (out of core), with the same results; other variants ignore it */
 } pragmaclust_kmeans_options;
 
 void pragmaclust_kmeans_options_init(pragmaclust_kmeans_options *options);
@@ -145,8 +148,9 @@ void pragmaclust_kmeans_options_init(pragmaclust_kmeans_options *options);
  * h2d, assign, update, d2h. The same labels as `pragmaclust-<variant> kmeans` with the same
  * options and --seed. Errors: INVALID_ARGUMENT (NULL x or centroids, n, d or k out of range,
  * non-finite values, values whose squared distances overflow float, fewer than k distinct
- * points for k-means++), OUT_OF_MEMORY, UNSUPPORTED (GEMM / 3xTF32 distances without their GPU),
- * NO_DEVICE. */
+ * points for k-means++, a device_memory too small for the labels, centroids and two points),
+ * OUT_OF_MEMORY (also: a GPU whose free memory is too small so), UNSUPPORTED (GEMM / 3xTF32
+ * distances without their GPU), NO_DEVICE. */
 int pragmaclust_kmeans(const float *x, size_t n, size_t d, const pragmaclust_kmeans_options *options, float *centroids,
                        int *labels, pragmaclust_result *result);
 

@@ -145,6 +145,15 @@ CASES = {
     "distance_gemm_on_seq": ["kmeans", I + "good.txt", "-k", "2", "--distance", "gemm", OUT],
     "distance_gemm_tf32_on_seq": ["kmeans", I + "good.txt", "-k", "2", "--distance", "gemm-tf32", OUT],
     "distance_gemm_uppercase": ["kmeans", I + "good.txt", "-k", "2", "--distance", "GEMM", OUT],
+    # --device-memory (the gpu variant's; every variant parses it): a positive size, K, M, G, T or auto
+    "device_memory_zero": ["kmeans", I + "good.txt", "-k", "2", "--device-memory", "0", OUT],
+    "device_memory_zero_with_unit": ["kmeans", I + "good.txt", "-k", "2", "--device-memory", "0M", OUT],
+    "device_memory_negative": ["kmeans", I + "good.txt", "-k", "2", "--device-memory", "-64K", OUT],
+    "device_memory_word": ["kmeans", I + "good.txt", "-k", "2", "--device-memory", "plenty", OUT],
+    "device_memory_fraction": ["kmeans", I + "good.txt", "-k", "2", "--device-memory", "1.5G", OUT],
+    "device_memory_unknown_unit": ["kmeans", I + "good.txt", "-k", "2", "--device-memory", "64KB", OUT],
+    "device_memory_beyond_64_bits": ["kmeans", I + "good.txt", "-k", "2", "--device-memory", "99999999999T", OUT],
+    "device_memory_missing_value": ["kmeans", I + "good.txt", "-k", "2", OUT, "--device-memory"],
     "repeat_zero": ["kmeans", I + "good.txt", "-k", "2", "--repeat", "0", OUT],
     "warmup_negative": ["kmeans", I + "good.txt", "-k", "2", "--warmup", "-1", OUT],
     "threads_zero": ["kmeans", I + "good.txt", "-k", "2", "--threads", "0", OUT],
@@ -296,6 +305,14 @@ MESSAGE_PARTS = {
     "distance_gemm_on_seq": "needs the gpu variant",
     "distance_gemm_tf32_on_seq": "--distance gemm-tf32",
     "distance_gemm_uppercase": "GEMM",
+    "device_memory_zero": "option --device-memory: '0' is no bytes at all",
+    "device_memory_zero_with_unit": "'0M' is no bytes at all",
+    "device_memory_negative": "option --device-memory: '-64K' is not a size in bytes",
+    "device_memory_word": "'plenty' is not a size in bytes (a whole number, optionally with K, M, G or T",
+    "device_memory_fraction": "'1.5G' is not a size",
+    "device_memory_unknown_unit": "'64KB' is not a size",
+    "device_memory_beyond_64_bits": "more bytes than a size can count",
+    "device_memory_missing_value": "'--device-memory' needs a value",
     "two_inputs": "good.txt",
     "unknown_subcommand": "frobnicate",
     "npy_wrong_dtype": "dtype",
@@ -394,6 +411,7 @@ def dirs(tmp_path):
 
 
 def check_bad(binary, argv, tmp_path, in_dir, out_dir, case):
+    """Runs a bad case and checks the convention above; returns the error line."""
     before = listing(tmp_path)
     rc, out, err = binary.run(*argv, timeout=60)
     context = f"{binary.name} {case}: {' '.join(argv)}\nexit {rc}\nstdout: {out!r}\nstderr: {err!r}"
@@ -414,6 +432,7 @@ def check_bad(binary, argv, tmp_path, in_dir, out_dir, case):
     part = MESSAGE_PARTS.get(case)
     if part:
         assert part in lines[0], context
+    return lines[0]
 
 
 CASE_IDS = sorted(CASES)

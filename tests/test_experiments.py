@@ -302,6 +302,26 @@ budget_s = 20
         assert line.endswith(f"| {fmt(speedup)}x |")
 
 
+def test_variant_arguments_take_placeholders_and_out_of_core_runs_their_bandwidth(tmp_path):
+    """A variant's arguments are filled from the configuration as the command is (outofcore.toml's
+    --device-memory {limit_3x}); the h2d_gb_s column holds the report's out-of-core bandwidth, empty
+    where the run stayed in memory (as every run of the seq program, which takes the limit and
+    ignores it)."""
+    limited = '[[variants]]\nname = "limited"\nprogram = "seq"\nargs = ["--device-memory", "{limit}"]'
+    exp = write_experiment(tmp_path / "limits.toml", ["kmeans", "{input}", "-k", "3", "--iterations", "2"],
+                           "{ size = [ { n = 500, limit = 2000 }, { n = 800, limit = 3200 } ] }", extra=limited)
+    proc = runner(tmp_path / "res", "--scale", "smoke", "--experiment", exp)
+    assert proc.returncode == 0, proc.stderr
+    rows = rows_of(tmp_path / "res")
+    assert len(rows) == 4 and all(r["status"] == "ok" and r["h2d_gb_s"] == "" for r in rows)
+    commands = {r["n"]: r["command"] for r in rows if r["variant"] == "limited"}
+    assert "--device-memory 2000 " in commands["500"] and "--device-memory 3200 " in commands["800"]
+    assert not any("--device-memory" in r["command"] for r in rows if r["variant"] == "seq")
+    assert run.out_of_core_bandwidth({"out_of_core": {"blocks": 7, "h2d_gb_s": 12.5}}) == "12.5"
+    assert run.out_of_core_bandwidth({"out_of_core": {"blocks": 0, "h2d_gb_s": None}}) == ""
+    assert run.out_of_core_bandwidth({"clusters": 3}) == ""
+
+
 def test_runner_records_dpc_runs(tmp_path):
     """Density peaks (GDPC): the rows carry dpc's phases and distance counts, the VP-tree computes
     fewer distances than all pairs, incremental runs record their batches and the recomputation,
@@ -711,7 +731,7 @@ def fake_rows(exp, scale, size):
                              weighting_s=t / 4, other_s=t / 11, seeding_s=t / 6, index_s=t / 9, core_s=t / 8,
                              connect_s=t / 7, label_s=t / 13, tree_build_s=t / 5, rho_s=t / 3, delta_s=t / 6,
                              assignment_s=t / 20, distances=int(1e6 * t), all_pairs=int(3e6 * t), batch_s=t / 50,
-                             restart_s=t / 4))
+                             restart_s=t / 4, h2d_gb_s=40 * t))
     return rows
 
 

@@ -67,6 +67,27 @@ def test_kmeans_matches_the_program(both, work, init):
     assert d.shape == (5, 7) and np.allclose(d.min(axis=1) ** 2, -np.array([km.score(x[i:i + 1]) for i in range(5)]))
 
 
+def test_kmeans_out_of_core_is_the_fit_in_memory():
+    """device_memory below what the points need on the device (the gpu library): they stream through
+    it in blocks (pragmaclust_kmeans' out-of-core path) to the same labels and centroids; a limit too
+    small for the labels and centroids is the library's InvalidArgumentError."""
+    if not (LIB_DIR / "libpragmaclust-gpu.so").is_file():
+        pytest.skip("the gpu library is not built")
+    pragmaclust.init("gpu", allow_host=not REQUIRE_GPU)
+    x = np.random.default_rng(3).random((3001, 4), dtype=np.float32)  # 48 KB of points, 12 KB of labels
+
+    def fit(**kw):
+        return pragmaclust.KMeans(6, init="random", random_state=2, max_iter=1000, variant="gpu", **kw).fit(x)
+
+    whole, streamed = fit(), fit(device_memory=40_000)
+    assert np.array_equal(whole.labels_, streamed.labels_) and whole.n_iter_ == streamed.n_iter_
+    assert np.array_equal(whole.cluster_centers_, streamed.cluster_centers_)
+    with pytest.raises(pragmaclust.InvalidArgumentError, match="bytes of device memory are too few for k-means"):
+        fit(device_memory=100)
+    with pytest.raises(ValueError, match="device_memory must be an int >= 1 or None"):
+        fit(device_memory=0)
+
+
 def test_streaming_kmeans_matches_the_program(both, work):
     """StreamingKMeans.fit gives the streamkm program's centres and labels; partial_fit over batches
     of whole chunks gives the same centres."""

@@ -66,7 +66,7 @@ class Result(ctypes.Structure):
 class KMeansOptions(ctypes.Structure):
     _fields_ = [("k", ctypes.c_int), ("init", ctypes.c_int), ("seed", ctypes.c_uint64), ("max_iter", ctypes.c_int),
                 ("fixed_iter", ctypes.c_int), ("tol", ctypes.c_double), ("update", ctypes.c_int),
-                ("distance", ctypes.c_int), ("kernels", ctypes.c_int)]
+                ("distance", ctypes.c_int), ("kernels", ctypes.c_int), ("device_memory", ctypes.c_size_t)]
 
 
 class StreamKMOptions(ctypes.Structure):

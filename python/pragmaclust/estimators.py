@@ -174,15 +174,17 @@ class KMeans(_ClusterMixin, _NearestCentroid, _Estimator):
     (an absolute bound, not scikit-learn's tol relative to the data's variance). update: where
     the gpu variant recomputes centroids ("device" or "host"). distance: "direct" (sum of squared
     differences; exact ties to the lowest index), "dot", and on the gpu variant "gemm",
-    "gemm-tf32", "dot-3xtf32". kernels: "tuned" or "portable" (the same labels). variant: "seq",
-    "omp" or "gpu" (None: pragmaclust.default_variant()).
+    "gemm-tf32", "dot-3xtf32". kernels: "tuned" or "portable" (the same labels). device_memory: the
+    gpu variant's most device memory in bytes (None: what the GPU has free); points beyond it stream
+    through the GPU in blocks, with the same results. variant: "seq", "omp" or "gpu" (None:
+    pragmaclust.default_variant()).
 
     After fit: cluster_centers_ (k, d) float32, labels_ (n,) int32, inertia_ (the sum of squared
     distances to the nearest centroid), n_iter_, converged_, timings_ (seconds by phase),
     n_features_in_. predict, transform and score work in NumPy (float64) on the fitted centroids."""
 
     def __init__(self, n_clusters=8, *, init="k-means++", n_init=1, max_iter=300, tol=None, random_state=None,
-                 update="device", distance="direct", kernels="tuned", variant=None):
+                 update="device", distance="direct", kernels="tuned", device_memory=None, variant=None):
         self.n_clusters = n_clusters
         self.init = init
         self.n_init = n_init
@@ -192,6 +194,7 @@ class KMeans(_ClusterMixin, _NearestCentroid, _Estimator):
         self.update = update
         self.distance = distance
         self.kernels = kernels
+        self.device_memory = device_memory
         self.variant = variant
 
     def fit(self, X, y=None):
@@ -209,6 +212,7 @@ class KMeans(_ClusterMixin, _NearestCentroid, _Estimator):
         options.update = _choice(self.update, _capi.UPDATE, "update")
         options.distance = _choice(self.distance, _capi.DISTANCE, "distance")
         options.kernels = _choice(self.kernels, _capi.KERNELS, "kernels")
+        options.device_memory = _count("device_memory", self.device_memory, optional=True) or 0
         given = None
         if isinstance(self.init, str):
             options.init = _choice(self.init, _capi.KMEANS_INIT, "init")
