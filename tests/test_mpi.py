@@ -356,12 +356,15 @@ def test_the_bundle_runs_the_mpi_programs_with_its_own_open_mpi(tmp_path):
     one = kmeans_outputs(lambda *a: run([bin_dir() / "pragmaclust-seq", *a]), tmp_path, "one", args)
     for variant in ("seq", "omp"):
         labels, centroids = tmp_path / f"{variant}.labels.npy", tmp_path / f"{variant}.centroids.npy"
+        log = tmp_path / f"{variant}-ld"      # the loader's log, a file per process: log.PID
         rc, _, err = run([top / "bin" / "mpirun", "-np", "2", top / "bin" / f"pragmaclust-{variant}-mpi", *args,
-                          "--labels", labels, "--centroids", centroids, "--quiet"],
-                         timeout=120, env={"LD_DEBUG": "libs", "OMP_NUM_THREADS": "1", "OMP_TOOL": "disabled"})
+                          "--labels", labels, "--centroids", centroids, "--quiet"], timeout=120,
+                         env={"LD_DEBUG": "libs", "LD_DEBUG_OUTPUT": str(log), "OMP_NUM_THREADS": "1",
+                              "OMP_TOOL": "disabled"})
         assert rc == 0, err[-3000:]
         assert (labels.read_bytes(), centroids.read_bytes()) == one, variant
-        loaded = {os.path.realpath(path) for path in re.findall(r"calling init: (\S+)", err)}
+        logs = "".join(path.read_text() for path in tmp_path.glob(f"{log.name}.*"))
+        loaded = {os.path.realpath(path) for path in re.findall(r"calling init: (\S+)", logs)}
         assert any("/mpi/lib/openmpi3/mca_" in path for path in loaded) and len(loaded) > 20, sorted(loaded)
         outside = [path for path in loaded
                    if not path.startswith(str(top.resolve()) + "/") and not GLIBC.fullmatch(os.path.basename(path))]
