@@ -16,7 +16,8 @@ out=$1 folder=$2
 shift 2
 runtime=()
 while (( $# )) && [[ "$1" != "--" ]]; do runtime+=("$1"); shift; done
-[[ "${1:-}" == "--" ]] || { echo "usage: bundle.sh [--mpi] OUT.tar.xz FOLDER RUNTIME_LIB... -- PROGRAM..." >&2; exit 2; }
+usage="usage: bundle.sh [--mpi] OUT.tar.xz FOLDER RUNTIME_LIB... -- PROGRAM..."
+[[ "${1:-}" == "--" ]] || { echo "$usage" >&2; exit 2; }
 shift
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
