@@ -14,6 +14,7 @@ RESULTS       ?= results        # where experiments write results/<scale>/{resul
 DATA_DIR      ?= data           # real data sets: `make datasets` downloads them here
 DATASETS      ?=                # names for `make datasets` (comma-separated; empty = all)
 PREFIX        ?= /usr/local     # `make install`: programs, header, libraries, pkg-config files (DESTDIR honoured)
+BUNDLE_MPI    ?= auto           # `make bundle` with the MPI programs and Open MPI: auto (where mpicc is) | yes | no
 
 VARIANT       := $(strip $(VARIANT))
 TOOLCHAIN     := $(strip $(TOOLCHAIN))
@@ -28,12 +29,14 @@ RESULTS       := $(strip $(RESULTS))
 DATA_DIR      := $(strip $(DATA_DIR))
 DATASETS      := $(strip $(DATASETS))
 PREFIX        := $(strip $(PREFIX))
+BUNDLE_MPI    := $(strip $(BUNDLE_MPI))
 
 include variants/$(TOOLCHAIN).mk
 
 ALL_VARIANTS := seq omp $(if $(filter yes,$(GPU_SUPPORTED)),gpu)
 VARIANTS     := $(if $(filter all,$(VARIANT)),$(ALL_VARIANTS),$(VARIANT))
 $(foreach v,$(VARIANTS),$(if $(filter seq omp gpu,$(v)),,$(error VARIANT must be seq, omp, gpu or all, not '$(v)')))
+$(if $(filter-out auto yes no,$(BUNDLE_MPI)),$(error BUNDLE_MPI must be auto, yes or no, not '$(BUNDLE_MPI)'))
 $(if $(and $(filter gpu,$(VARIANTS)),$(filter-out yes,$(GPU_SUPPORTED))),$(error TOOLCHAIN=$(TOOLCHAIN) has no gpu variant))
 
 WARNINGS := -Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion
@@ -262,9 +265,16 @@ tables:
 # Relocatable archive of the toolchain's programs plus the OpenMP offload runtime they need
 # (BUNDLE* in variants/$(TOOLCHAIN).mk): clang's three programs and shared libraries (for the
 # Python package and C clients) in dist/pragmaclust-bundle.tar.xz, GCC's gpu program in
-# dist/pragmaclust-gcc-bundle.tar.xz (folder gcc/).
-bundle: $(BUNDLE_PROGRAMS) $(BUNDLE_LIBRARIES)
-	@variants/bundle.sh $(BUNDLE) "$(BUNDLE_FOLDER)" $(BUNDLE_RUNTIME) $(BUNDLE_LIBRARIES) -- $(BUNDLE_PROGRAMS)
+# dist/pragmaclust-gcc-bundle.tar.xz (folder gcc/). With BUNDLE_MPI (auto: where mpicc is
+# installed), clang's also carries the MPI programs, Open MPI's runtime (mpi/) and bin/mpirun.
+BUNDLE_WITH_MPI := $(and $(BUNDLE_MPI_PROGRAMS),$(filter-out no,$(BUNDLE_MPI)),\
+                   $(if $(filter auto,$(BUNDLE_MPI)),$(shell command -v mpicc 2>/dev/null),yes))
+BUNDLE_ALL_PROGRAMS := $(BUNDLE_PROGRAMS) $(if $(BUNDLE_WITH_MPI),$(BUNDLE_MPI_PROGRAMS))
+bundle: $(BUNDLE_ALL_PROGRAMS) $(BUNDLE_LIBRARIES)
+	@$(if $(BUNDLE_MPI_PROGRAMS),$(if $(BUNDLE_WITH_MPI),,echo "bundle: without the MPI programs" \
+	  "($(if $(filter no,$(BUNDLE_MPI)),BUNDLE_MPI=no,no mpicc: variants/install-toolchain.sh --mpi installs it))";))
+	@variants/bundle.sh $(if $(BUNDLE_WITH_MPI),--mpi) $(BUNDLE) "$(BUNDLE_FOLDER)" $(BUNDLE_RUNTIME) \
+	  $(BUNDLE_LIBRARIES) -- $(BUNDLE_ALL_PROGRAMS)
 
 clean:
 	rm -rf build bin lib dist

@@ -1,17 +1,20 @@
 """k-means, streaming k-means and DBSCAN across MPI ranks (issue 22, common/dist.h):
 bin/pragmaclust-{seq,omp}-mpi under `mpirun -np 1..4 --oversubscribe` give the outputs of the
 one-process program, byte for byte; a rank may hold no point; bad input is reported once, by
-rank 0, with exit status 2 and no output file; what does not run across ranks says so.
-`make test` builds the MPI programs and installs Open MPI (variants/install-toolchain.sh --tests)."""
+rank 0, with exit status 2 and no output file; what does not run across ranks says so; the
+bundle's own Open MPI runs them. `make test` builds the MPI programs and installs Open MPI
+(variants/install-toolchain.sh --tests)."""
 import os
+import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from helpers import bin_dir, run
+from helpers import REPO_ROOT, bin_dir, run
 
 NP = [1, 2, 3, 4]
 MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",   # CI runs as root
@@ -323,3 +326,52 @@ def test_a_text_files_error_is_the_one_process_error(case, insert, tmp_path):
         rc, _, err = mpirun(np_, mpi_program("seq"), "kmeans", path, "-k", "4")
         assert rc == 2 and err.count("pragmaclust: error:") == 1, err
         assert one.strip().splitlines()[-1] in err, (one, err)
+
+
+GLIBC = re.compile(r"(libc|libm|libdl|libpthread|librt)[.]so[.]\d+|ld-linux-x86-64[.]so[.]2")
+
+
+def test_the_bundle_runs_the_mpi_programs_with_its_own_open_mpi(tmp_path):
+    """`make bundle` takes the MPI programs where mpicc is installed, and variants/bundle.sh --mpi
+    adds Open MPI's runtime: from the unpacked bundle, bin/mpirun runs 2 ranks of the seq and omp
+    MPI programs with the one-process result, the loader's log shows every library and MCA
+    component that mpirun and the ranks load coming from the bundle (glibc aside), and Open
+    MPI's components, help texts and settings are the bundle's (ompi_info's paths). (OMP_TOOL:
+    libomp would also open LLVM's optional libarcher.so, found here through the rpath's LLVM
+    folder, which a GPU machine lacks.)"""
+    plan = subprocess.run(["make", "-n", "bundle"], capture_output=True, text=True, cwd=REPO_ROOT).stdout
+    assert "variants/bundle.sh --mpi" in plan and "bin/pragmaclust-gpu-mpi" in plan, plan[-2000:]
+    programs = [mpi_program(v) for v in ("seq", "omp")]
+    archive, top = tmp_path / "bundle.tar.xz", tmp_path / "unpacked"
+    proc = subprocess.run([REPO_ROOT / "variants" / "bundle.sh", "--mpi", archive, ".", "--", *programs],
+                          capture_output=True, text=True, env=dict(os.environ, XZ_OPT="-0"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    top.mkdir()
+    subprocess.run(["tar", "-xJf", archive, "-C", top], check=True)
+    for name in ("bin/mpirun", "mpi/bin/orted", "mpi/lib/openmpi3/mca_btl_vader.so", "mpi/lib/pmix",
+                 "mpi/share/openmpi/help-mpi-runtime.txt", "mpi/etc/openmpi-mca-params.conf", "lib/libmpi.so.40",
+                 "lib/libpmix.so.2", "lib/libomp.so.5"):
+        assert (top / name).exists(), name
+    args = ["kmeans", "gen:blobs:n=20000,d=5,centers=6,seed=4", "-k", "6"]
+    one = kmeans_outputs(lambda *a: run([bin_dir() / "pragmaclust-seq", *a]), tmp_path, "one", args)
+    for variant in ("seq", "omp"):
+        labels, centroids = tmp_path / f"{variant}.labels.npy", tmp_path / f"{variant}.centroids.npy"
+        log = tmp_path / f"{variant}-ld"      # the loader's log, a file per process: log.PID
+        rc, _, err = run([top / "bin" / "mpirun", "-np", "2", top / "bin" / f"pragmaclust-{variant}-mpi", *args,
+                          "--labels", labels, "--centroids", centroids, "--quiet"], timeout=120,
+                         env={"LD_DEBUG": "libs", "LD_DEBUG_OUTPUT": str(log), "OMP_NUM_THREADS": "1",
+                              "OMP_TOOL": "disabled"})
+        assert rc == 0, err[-3000:]
+        assert (labels.read_bytes(), centroids.read_bytes()) == one, variant
+        logs = "".join(path.read_text() for path in tmp_path.glob(f"{log.name}.*"))
+        loaded = {os.path.realpath(path) for path in re.findall(r"calling init: (\S+)", logs)}
+        assert any("/mpi/lib/openmpi3/mca_" in path for path in loaded) and len(loaded) > 20, sorted(loaded)
+        outside = [path for path in loaded
+                   if not path.startswith(str(top.resolve()) + "/") and not GLIBC.fullmatch(os.path.basename(path))]
+        assert outside == [], (variant, outside)
+    rc, out, err = run([top / "bin" / "mpirun", "-np", "1", "ompi_info", "--parsable", "--path", "all"])
+    assert rc == 0, err
+    paths = dict(line.split(":")[1:3] for line in out.splitlines() if line.startswith("path:"))
+    for key, folder in (("pkglibdir", "mpi/lib/openmpi3"), ("pkgdatadir", "mpi/share/openmpi"),
+                        ("sysconfdir", "mpi/etc")):
+        assert os.path.realpath(paths[key]) == str((top / folder).resolve()), (key, paths[key])

@@ -53,9 +53,11 @@ TUNED_omp := algorithms/kmeans_assign_cpu.c
 TUNED_gpu := algorithms/kmeans_assign_gpu.c algorithms/kmeanspp_gpu.c
 
 # make bundle: the three programs with the LLVM OpenMP runtime (libomp, libomptarget and their
-# dependencies), in bin/ and lib/ at the archive's top.
+# dependencies), in bin/ and lib/ at the archive's top; where mpicc is installed, also the three
+# MPI programs with Open MPI's runtime (mpi/, bin/mpirun).
 BUNDLE          := dist/pragmaclust-bundle.tar.xz
 BUNDLE_FOLDER   := .
 BUNDLE_PROGRAMS  = $(foreach v,$(ALL_VARIANTS),bin/pragmaclust-$(v))
+BUNDLE_MPI_PROGRAMS = $(foreach v,$(ALL_VARIANTS),bin/pragmaclust-$(v)-mpi)
 BUNDLE_RUNTIME  := $(LLVM_LIB)/libomptarget.so.$(LLVM_VERSION).1 $(LLVM_LIB)/libomp.so.5
 BUNDLE_LIBRARIES = $(foreach v,$(ALL_VARIANTS),lib/libpragmaclust-$(v).so)

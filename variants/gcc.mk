@@ -44,9 +44,11 @@ TUNED_omp := algorithms/kmeans_assign_cpu.c
 TUNED_gpu :=
 
 # make bundle: the gpu program with libgomp and its nvptx plugin, in a folder gcc/ of its own
-# (bin/, lib/), so that it unpacks beside the clang bundle without replacing its files.
+# (bin/, lib/), so that it unpacks beside the clang bundle without replacing its files; no MPI
+# program (clang's bundle carries them).
 BUNDLE          := dist/pragmaclust-gcc-bundle.tar.xz
 BUNDLE_FOLDER   := gcc
 BUNDLE_PROGRAMS := bin/pragmaclust-gpu
+BUNDLE_MPI_PROGRAMS :=
 BUNDLE_LIBRARIES :=
 BUNDLE_RUNTIME  := $(shell $(CC) -print-file-name=libgomp-plugin-nvptx.so.1)
