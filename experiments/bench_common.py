@@ -19,6 +19,9 @@ def run_with_report(cmd, timeout_s=None, say_why=False):
         if proc.returncode == EXIT_NO_DEVICE and not (say_why and proc.stderr.strip()):
             return None, "n/a (no GPU)"
         if proc.returncode != 0:
-            return None, proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
+            lines = proc.stderr.strip().splitlines()
+            # the program's own "error:" line, not the trailer mpirun adds after a rank failed
+            said = [line for line in lines if "error:" in line]
+            return None, (said or lines or [f"exit {proc.returncode}"])[0 if said else -1]
         with open(report) as f:
             return json.load(f), None

@@ -265,19 +265,38 @@ def test_dbscan_bad_input_across_ranks_is_reported_once(tmp_path):
         assert not labels.exists()
 
 
-def test_the_scaling_benchmark_checks_its_outputs_against_one_rank():
+def test_the_scaling_benchmark_checks_its_outputs_against_one_process():
     """experiments/bench_mpi.py (make bench-mpi): strong and weak scaling tables, every strong
-    row's outputs byte for byte the one-rank run's."""
+    row's outputs byte for byte the one-process program's."""
     mpi_program("seq")
     bench = Path(__file__).resolve().parents[1] / "experiments" / "bench_mpi.py"
     rc, out, err = run([sys.executable, bench, "--bin", bin_dir(), "--n", "3000", "--ranks", "1,2,3", "--repeat", "1"],
                        timeout=300, env=MPI_ENV)
     assert rc == 0, out + err
     assert "strong scaling" in out and "weak scaling" in out
-    strong = out.split("weak scaling")[0]
+    strong, weak = out.split("weak scaling")
+    header = [c.strip() for c in next(line for line in strong.splitlines() if line.startswith("| case |")).split("|")]
+    same = header.index("same outputs as one process")
     for algorithm in ("kmeans", "streamkm", "dbscan"):
-        rows = [line for line in strong.splitlines() if line.startswith(f"| {algorithm} |")]
-        assert len(rows) == 3 and all(line.rstrip().endswith("| yes |") for line in rows), rows
+        rows = [[c.strip() for c in line.split("|")] for line in strong.splitlines()
+                if line.startswith(f"| {algorithm} |")]
+        assert [r[2] for r in rows] == ["1 process", "1", "2", "3"], rows
+        assert rows[0][same] == "(the reference)" and all(r[same] == "yes" for r in rows[1:]), rows
+        assert len([line for line in weak.splitlines() if line.startswith(f"| {algorithm} |")]) == 3
+
+
+def test_the_scaling_benchmark_reports_a_failed_run_by_its_message(tmp_path):
+    """A case that cannot run (dot-3xtf32 needs a GPU's tensor cores) is a row saying the program's
+    error line, not mpirun's trailer, and the script exits with status 1."""
+    mpi_program("seq")
+    bench = Path(__file__).resolve().parents[1] / "experiments" / "bench_mpi.py"
+    rc, out, err = run([sys.executable, bench, "--bin", bin_dir(), "--cases", "kmeans-dot-3xtf32", "--ranks", "2",
+                        "--repeat", "1"], timeout=300, env=MPI_ENV)
+    assert rc == 1, out + err
+    rows = [line for line in out.splitlines() if line.startswith("| kmeans-dot-3xtf32 |")]
+    assert len(rows) == 2 and all("failed: pragmaclust: error:" in r and "tensor cores" in r for r in rows), rows
+    rc, out, err = run([sys.executable, bench, "--bin", bin_dir(), "--cases", "nonesuch"], timeout=60, env=MPI_ENV)
+    assert rc != 0 and "cases are" in err
 
 
 def text_file(path, rows, header=None, eol="\n", insert=None):
