@@ -732,16 +732,24 @@ static long db_list_positions(size_t n, const int *core, int is_core, long *rank
   return count;
 }
 
-/* The default method: core flags (the count stops at min_pts), then every core point links to
- * each core neighbour at a smaller position. Leaves parent[] (over positions) a forest whose
- * trees are the components of core points. rank and at (n each) are scratch for the list of core
- * positions. 0, or -1 with a pc_fail message (the prefix sum's memory). */
+/* The default method: core flags (the count stops at min_pts; or the caller's core_in, in input
+ * order, through order[]), then, where link is set, every core point links to each core neighbour
+ * at a smaller position. Leaves parent[] (over positions) a forest whose trees are the components
+ * of core points. rank and at (n each) are scratch for the list of core positions. 0, or -1 with
+ * a pc_fail message (the prefix sum's memory). */
 static int db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, const int *block_first, long blocks,
-                                 long *rank, int *at, int *core, int *parent, db_result *result) {
+                                 long *rank, int *at, const unsigned char *core_in, const int *order, int link,
+                                 int *core, int *parent, db_result *result) {
   const size_t n = geo.n, d = geo.d;
   const int around = geo.cells_around, by_list = near && !geo.tiled; /* the list walks (db_list_*) */
   double t0 = pc_now();
-  if (by_list) {
+  if (core_in) { /* the caller's flags (input order), no counts */
+    PAR_FOR()
+    for (size_t i = 0; i < n; i++) {
+      core[i] = core_in[order[i]];
+      parent[i] = (int)i;
+    }
+  } else if (by_list) {
     PAR_FOR(DB_NEIGHBOUR_LOOP)
     for (size_t i = 0; i < n; i++) {
       const int *list = near + (size_t)cell_of[i] * (size_t)around * 2;
@@ -758,6 +766,7 @@ static int db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, con
   }
   double t1 = pc_now();
   result->phase_s[DB_PHASE_CORE] = t1 - t0;
+  if (!link) return 0; /* the caller gives the cluster ids */
 
   if (blocks > 0) {
     db_walk_blocks(DB_INDEX_ARGS, eps2, block_first, blocks, DB_WALK_LINK, core, parent, NULL);
@@ -1322,7 +1331,14 @@ static void db_grid_regions(const double *span, size_t n, db_geometry *geo) {
 
 int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int *labels, unsigned char *is_core,
                db_result *result) {
+  return dbscan_run_given(x, n, d, params, NULL, labels, is_core, result);
+}
+
+int dbscan_run_given(const float *x, size_t n, size_t d, const db_params *params, const db_given *given, int *labels,
+                     unsigned char *is_core, db_result *result) {
   memset(result, 0, sizeof *result);
+  const unsigned char *core_in = given ? given->core_in : NULL;
+  const int *label_in = core_in ? given->label_in : NULL;
   db_index_kind used = params->index;
   if (used == DB_INDEX_AUTO) used = d <= DB_PROJECTED_DIMS ? DB_INDEX_GRID : DB_INDEX_PROJECTED;
   if (used == DB_INDEX_PROJECTED && d <= DB_PROJECTED_DIMS) used = DB_INDEX_GRID; /* the same grid */
@@ -1339,7 +1355,9 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
                      .inside2 = -1.0f, .outside2 = INFINITY, .kind = kind};
   const double eps2 = params->eps * params->eps;
   const long min_pts = params->min_pts;
-  const int tiled = d >= DB_TILED_MIN_DIM && params->method == DB_METHOD_UNION_FIND; /* chains: a point at a time */
+  /* with given core flags the union-find links them: no chains */
+  const int chains = params->method == DB_METHOD_CHAINS && !core_in;
+  const int tiled = d >= DB_TILED_MIN_DIM && !chains; /* chains: a point at a time */
   geo.tiled = tiled;
   if (tiled) db_float_bounds(eps2, d, &geo.inside2, &geo.outside2);
   size_t nstart = 1, nnodes = 1, nslots = 1; /* entries of start[], of the node ranges, of the cell table */
@@ -1462,11 +1480,18 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
   result->phase_s[DB_PHASE_INDEX] = t_dir + (t0 - t1);
   if (!rc && pc_stop_requested()) rc = pc_fail_stopped("dbscan: interrupted after the index phase");
 
-  if (!rc && params->method == DB_METHOD_CHAINS) {
+  if (core_in) { /* device: in, the caller's core flags and cluster ids (input order) */
+    DEV_ENTER(map(to : core_in[0 : n]))
+    if (label_in) {
+      DEV_ENTER(map(to : label_in[0 : n]))
+    }
+  }
+  if (!rc && chains) {
     rc = db_connect_chains(DB_INDEX_ARGS, eps2, params, core, parent, result);
     result->phase_s[DB_PHASE_CONNECT] = pc_now() - t0;
   } else if (!rc) {
-    rc = db_connect_union_find(DB_INDEX_ARGS, eps2, min_pts, scratch, blocks, root_rank, lowest, core, parent, result);
+    rc = db_connect_union_find(DB_INDEX_ARGS, eps2, min_pts, scratch, blocks, root_rank, lowest, core_in, order,
+                               !label_in, core, parent, result);
   }
   if (!rc && pc_stop_requested()) rc = pc_fail_stopped("dbscan: interrupted after the connect phase");
   t0 = pc_now();
@@ -1476,7 +1501,12 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
    * their core neighbours. scratch[s] is the label of position s. */
   long clusters = 0, n_core = 0, n_noise = 0;
   int *slabel = scratch;
-  if (!rc && (clusters = db_number_clusters(n, core, order, parent, lowest, root_rank, slabel)) < 0) rc = -1;
+  if (!rc && label_in) { /* the caller's ids; the non-core positions' labels come below */
+    PAR_FOR()
+    for (size_t s = 0; s < n; s++) slabel[s] = core[s] ? label_in[order[s]] : -1;
+  } else if (!rc && (clusters = db_number_clusters(n, core, order, parent, lowest, root_rank, slabel)) < 0) {
+    rc = -1;
+  }
   /* with blocks: their starts again (scratch now holds the ids), into arrays the ids have freed */
   if (!rc && blocks > 0 && (blocks = db_build_blocks(n, cell_of, parent, root_rank, lowest)) < 0) rc = -1;
   if (!rc && blocks > 0) {
@@ -1540,6 +1570,12 @@ int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int 
                node_lo[0 : nnodes], node_hi[0 : nnodes], xs[0 : nx], claim[0 : nslots], parent[0 : n],
                lowest[0 : n], scratch[0 : n], root_rank[0 : n], core[0 : n], labels[0 : n], cell_of[0 : ncell_of],
                xt[0 : nxt]))
+  if (core_in) {
+    DEV_EXIT(map(delete : core_in[0 : n]))
+    if (label_in) {
+      DEV_EXIT(map(delete : label_in[0 : n]))
+    }
+  }
   if (near) {
     const size_t nnear = cells * (size_t)geo.cells_around * 2;
     (void)nnear; /* used by the gpu variant's data directive */

@@ -82,6 +82,20 @@ typedef struct {
 int dbscan_run(const float *x, size_t n, size_t d, const db_params *params, int *labels, unsigned char *is_core,
                db_result *result);
 
+/* What a run may be given instead of finding it (dbscan_ranks.c's local runs, where both come
+ * from other ranks too), in input order: core_in[i] = 1 for a core point, replacing the
+ * neighbour counts (min_pts is then unused, and the union-find method runs whatever
+ * params->method says); label_in (with core_in), the core points' cluster ids, replacing the
+ * union-find: a core point's label is its label_in, a border point's the smallest label_in among
+ * its core neighbours, and result->clusters is 0. */
+typedef struct {
+  const unsigned char *core_in;
+  const int *label_in; /* NULL: cluster ids numbered as dbscan_run numbers them */
+} db_given;
+/* dbscan_run, told what `given` holds (NULL: nothing, as dbscan_run). */
+int dbscan_run_given(const float *x, size_t n, size_t d, const db_params *params, const db_given *given, int *labels,
+                     unsigned char *is_core, db_result *result);
+
 /* dbscan_run across MPI ranks (common/dist.h; algorithms/dbscan_ranks.c): x holds this rank's
  * slice of the rows (pc_dist_slice of the ranks' total), labels gets theirs, the one process's
  * labels; *result the whole run's counts, with the partition's exchange timed as the index phase.

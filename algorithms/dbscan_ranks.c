@@ -10,17 +10,21 @@
  *  2. core: dbscan_run on a rank's own and halo points gives its own points' core flags (each
  *     has all its neighbours there); the owners then tell the ranks that hold a point as halo
  *     whether it is core.
- *  3. connect: dbscan_run with min_pts = 1 on a rank's core points (its own and the halo's):
- *     its components, each named by its smallest row. The components of neighbouring ranks meet
- *     in the points both hold, so rank 0 joins the names that such points link (a union-find over
- *     the rows of the boundary's core points, each set named by its smallest row: the smallest
- *     core row of the cluster, which dbscan.h numbers clusters by) and sends the joins back.
+ *  3. connect: dbscan_run_given, told every local point's core flag, links the core points: its
+ *     components, each named by its smallest row (the points are in row order). The components of
+ *     neighbouring ranks meet in the points both hold, so rank 0 joins the names that such points
+ *     link (a union-find over the rows of the boundary's core points, each set named by its
+ *     smallest row: the smallest core row of the cluster, which dbscan.h numbers clusters by) and
+ *     sends the joins back.
  *  4. label: the clusters' names, gathered from the ranks that own them and sorted, give the
- *     cluster ids; a core point takes its cluster's, a border point the smallest among its core
- *     neighbours (found in a grid of its rank's core points), the rest is noise; the labels go
- *     back to the ranks that hold the rows.
- * The heavy work (the neighbour counts and the components) is dbscan_run's, in any variant: on
- * the GPU in the gpu variant. The rest runs on the host.
+ *     cluster ids; a core point takes its cluster's, and a third local run, told the core flags
+ *     and those ids, gives a border point the smallest among its core neighbours (every neighbour
+ *     of an own point is local); the rest is noise. The labels go back to the ranks that hold the
+ *     rows.
+ * The heavy work (the neighbour counts, the components and the border points) is the three
+ * local runs', in any variant: on the GPU in the gpu variant, where the points stay between them.
+ * The partition, the exchanges and the joins run on the host, in linear passes but for the
+ * union-find of the boundary's points on rank 0.
  */
 #include "dbscan.h"
 #include "dist.h"
@@ -93,7 +97,7 @@ static float *db_splitters(const float *x, size_t n, size_t d, int ranks) {
   return splitters;
 }
 
-/* Step 1: every rank's points, moved to their slabs' ranks, own and halo, sorted by row (rows
+/* Step 1: every rank's points, moved to their slabs' ranks, own and halo, in row order (rows
  * [first, first + n) are this rank's slice). */
 static db_moving *db_partition(const float *x, size_t n, size_t first, size_t d, const float *splitters, double reach,
                                size_t *got) {
@@ -124,7 +128,8 @@ static db_moving *db_partition(const float *x, size_t n, size_t first, size_t d,
   }
   db_moving *mine = pc_dist_exchange(send, counts, item, got);
   free(send), free(counts), free(at);
-  if (mine) qsort(mine, *got, item, db_cmp_u64); /* the row comes first in an item */
+  /* In row order already: each rank sends its rows in order, and the ranks' slices are in rank
+   * order, as the exchange's senders are. */
   return mine;
 }
 
@@ -222,60 +227,6 @@ static void db_join_components(const uint64_t *pairs, size_t count, uint64_t **n
   *names = ids, *roots = root_of, *joined = size;
 }
 
-/* A grid cell of side eps * DB_RANKS_MARGIN over the first (at most) 3 features, and a point in
- * it: a neighbour within eps is in one of the 3^3 cells around a point's (any d: a neighbour is
- * within eps in each feature). */
-typedef struct {
-  int64_t cell[3];
-  size_t at;
-} db_cell_entry;
-
-static int db_cmp_cell(const void *a, const void *b) {
-  const db_cell_entry *x = a, *y = b;
-  for (int j = 0; j < 3; j++)
-    if (x->cell[j] != y->cell[j]) return x->cell[j] < y->cell[j] ? -1 : 1;
-  return 0;
-}
-
-static void db_cell_of(const float *x, size_t d, double side, int64_t cell[3]) {
-  for (size_t j = 0; j < 3; j++) cell[j] = j < d ? (int64_t)floor((double)x[j] / side) : 0;
-}
-
-/* dbscan.h's neighbour test (dbscan.c's db_within): in double, features in order. */
-static int db_rows_within(const float *a, const float *b, size_t d, double eps2) {
-  double s = 0.0;
-  for (size_t j = 0; j < d; j++) {
-    const double diff = (double)a[j] - (double)b[j];
-    s += diff * diff;
-  }
-  return s <= eps2;
-}
-
-/* Step 4 for a non-core point: the smallest cluster id among its core neighbours (grid: the
- * core points' cells, sorted), or -1. */
-static int db_border_label(const float *x, size_t d, double eps, const db_cell_entry *grid, size_t cells,
-                           const void *points, const int *core_label) {
-  int64_t home[3];
-  db_cell_of(x, d, eps * DB_RANKS_MARGIN, home);
-  int best = -1;
-  for (int o = 0; o < 27; o++) {
-    if ((d < 2 && o / 3 % 3 != 1) || (d < 3 && o / 9 != 1)) continue; /* features the point lacks: offset 0 only */
-    const db_cell_entry key = {{home[0] + o % 3 - 1, home[1] + o / 3 % 3 - 1, home[2] + o / 9 - 1}, 0};
-    size_t lo = 0, hi = cells; /* the first entry of the cell */
-    while (lo < hi) {
-      const size_t mid = lo + (hi - lo) / 2;
-      if (db_cmp_cell(&grid[mid], &key) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    for (size_t e = lo; e < cells && db_cmp_cell(&grid[e], &key) == 0; e++) {
-      const size_t q = grid[e].at;
-      if ((best < 0 || core_label[q] < best) && db_rows_within(x, db_at((void *)points, d, q)->x, d, eps * eps))
-        best = core_label[q];
-    }
-  }
-  return best;
-}
-
 int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params, int *labels, db_result *result) {
   memset(result, 0, sizeof *result);
   const double t_start = pc_now(), reach = params->eps * DB_RANKS_MARGIN;
@@ -298,6 +249,11 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
   unsigned char *is_core = pc_xalloc(m ? m : 1, 1, "DBSCAN local core flags");
   const double t_partition = pc_now();
 
+  /* device: in, lx[m * d] the local points, for the three local runs (each finds them there) */
+  const size_t nlx = m * d;
+  (void)nlx; /* used by the gpu variant's data directives */
+  DEV_ENTER(map(to : lx[0 : nlx]))
+
   /* 2. core flags: exact for the rank's own points, then shared with the ranks holding them as halo */
   db_result part = {.index = params->index};
   int rc = m ? dbscan_run(lx, m, d, params, local, is_core, &part) : 0;
@@ -305,31 +261,24 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
   if (pc_dist_any_failed(rc != 0)) rc = -1;
   const double t_core = pc_now();
 
-  /* 3. components of the rank's core points, named by their smallest rows, joined across ranks */
-  size_t kept = 0;
-  for (size_t i = 0; i < m; i++)
-    if (is_core[i]) memcpy(lx + kept++ * d, db_at(points, d, i)->x, d * sizeof *lx); /* in row order still */
-  size_t *core_at = pc_xalloc(kept ? kept : 1, sizeof *core_at, "DBSCAN core positions");
-  for (size_t i = 0, c = 0; i < m; i++)
-    if (is_core[i]) core_at[c++] = i;
-  db_params connect = *params;
-  connect.min_pts = 1; /* every point here is core: the components are the clusters' pieces */
-  if (rc == 0 && kept && dbscan_run(lx, kept, d, &connect, local, NULL, &part) != 0) rc = -1;
+  /* 3. components of the rank's core points (the local run told the core flags): pieces of the
+   * clusters, numbered by their smallest position, which is their smallest row; joined across ranks */
+  const db_given core_given = {.core_in = is_core, .label_in = NULL};
+  if (rc == 0 && m && dbscan_run_given(lx, m, d, params, &core_given, local, NULL, &part) != 0) rc = -1;
   if (pc_dist_any_failed(rc != 0)) rc = -1;
-  size_t pieces = 0;
-  for (size_t c = 0; rc == 0 && c < kept; c++)
-    if ((size_t)local[c] + 1 > pieces) pieces = (size_t)local[c] + 1;
-  /* dbscan_run numbers the components by their smallest position: in row order, their smallest row */
+  const size_t pieces = rc == 0 ? (size_t)part.clusters : 0;
   uint64_t *name = pc_xalloc(pieces + 1, sizeof *name, "DBSCAN component names");
-  for (size_t c = kept; rc == 0 && c-- > 0;) name[local[c]] = db_at(points, d, core_at[c])->row;
+  for (size_t i = m; rc == 0 && i-- > 0;)
+    if (is_core[i]) name[local[i]] = db_at(points, d, i)->row;
   size_t pairs = 0;
-  uint64_t *pair = pc_xalloc(2 * kept + 1, sizeof *pair, "DBSCAN boundary pairs");
-  for (size_t c = 0; rc == 0 && c < kept; c++) {
-    const db_moving *p = db_at(points, d, core_at[c]);
+  uint64_t *pair = pc_xalloc(2 * m + 1, sizeof *pair, "DBSCAN boundary pairs");
+  for (size_t i = 0; rc == 0 && i < m; i++) {
+    const db_moving *p = db_at(points, d, i);
+    if (!is_core[i]) continue;
     int lo, hi;
     db_slabs_near(splitters, ranks, p->x[0], reach, &lo, &hi);
     if (lo == hi) continue; /* held by this rank alone: nothing to join through it */
-    pair[2 * pairs] = name[local[c]], pair[2 * pairs + 1] = p->row, pairs++;
+    pair[2 * pairs] = name[local[i]], pair[2 * pairs + 1] = p->row, pairs++;
   }
   uint64_t *joined_name = NULL, *joined_root = NULL;
   size_t joined = 0;
@@ -354,17 +303,18 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
   size_t clusters;
   uint64_t *cluster = pc_dist_allgather(mine, distinct, sizeof *mine, &clusters);
   qsort(cluster, clusters, sizeof *cluster, db_cmp_u64);
-  int *core_label = pc_xalloc(m ? m : 1, sizeof *core_label, "DBSCAN core labels");
-  for (size_t c = 0; rc == 0 && c < kept; c++) {
-    const uint64_t *id = bsearch(&name[local[c]], cluster, clusters, sizeof *cluster, db_cmp_u64);
-    core_label[core_at[c]] = (int)(id - cluster);
-  }
-  db_cell_entry *grid = pc_xalloc(kept ? kept : 1, sizeof *grid, "DBSCAN core grid");
-  for (size_t c = 0; c < kept; c++) {
-    db_cell_of(db_at(points, d, core_at[c])->x, d, reach, grid[c].cell);
-    grid[c].at = core_at[c];
-  }
-  qsort(grid, kept, sizeof *grid, db_cmp_cell);
+  /* a core point's id; border points take the smallest among their core neighbours' ids in a
+   * third local run, told the flags and these ids (every neighbour of an own point is here) */
+  int *core_label = local; /* the pieces' numbers, replaced by the ids */
+  for (size_t i = 0; rc == 0 && i < m; i++)
+    if (is_core[i]) {
+      const uint64_t *id = bsearch(&name[local[i]], cluster, clusters, sizeof *cluster, db_cmp_u64);
+      core_label[i] = (int)(id - cluster);
+    }
+  int *label = pc_xalloc(m ? m : 1, sizeof *label, "DBSCAN local labels");
+  const db_given ids_given = {.core_in = is_core, .label_in = core_label};
+  if (rc == 0 && m && dbscan_run_given(lx, m, d, params, &ids_given, label, NULL, &part) != 0) rc = -1;
+  DEV_EXIT(map(delete : lx[0 : nlx]))
   /* every own point's (row, label), back to the rank holding the row */
   int64_t *back = pc_xalloc(2 * m + 1, sizeof *back, "DBSCAN labels to send");
   size_t *counts = pc_xalloc((size_t)ranks, sizeof *counts, "DBSCAN send counts");
@@ -374,10 +324,8 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
   for (size_t i = 0; rc == 0 && i < m; i++) {
     const db_moving *p = db_at(points, d, i);
     if (p->halo) continue;
-    const int label =
-        is_core[i] ? core_label[i] : db_border_label(p->x, d, params->eps, grid, kept, points, core_label);
-    core += is_core[i], border += !is_core[i] && label >= 0;
-    back[2 * own] = (int64_t)p->row, back[2 * own + 1] = label, own++;
+    core += is_core[i], border += !is_core[i] && label[i] >= 0;
+    back[2 * own] = (int64_t)p->row, back[2 * own + 1] = label[i], own++;
     counts[pc_dist_slice_owner(n_all, p->row)]++;
   }
   /* grouped by destination rank: own points are in row order, and so are the ranks' slices */
@@ -398,8 +346,7 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
   result->phase_s[DB_PHASE_CONNECT] = t_connect - t_core;
   result->phase_s[DB_PHASE_LABEL] = t_label - t_connect;
   result->total_s = pc_now() - t_start;
-  free(splitters), free(points), free(lx), free(local), free(is_core), free(core_at), free(name), free(pair);
-  free(joined_name), free(joined_root), free(mine), free(cluster), free(core_label), free(grid), free(back);
-  free(counts), free(mine_back);
+  free(splitters), free(points), free(lx), free(local), free(is_core), free(name), free(pair), free(joined_name);
+  free(joined_root), free(mine), free(cluster), free(label), free(back), free(counts), free(mine_back);
   return rc;
 }
