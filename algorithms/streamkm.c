@@ -130,7 +130,7 @@ static size_t skm_best_run(const kmpp_points *chunk, kmpp_sampler *sampler, uint
   return count;
 }
 
-static size_t skm_chunk_size(size_t n, int k, size_t wanted) {
+size_t skm_chunk_size(size_t n, int k, size_t wanted) {
   if (wanted) return wanted < n ? wanted : n;
   const double nk = (double)n * (double)k;
   size_t m = (size_t)sqrt(nk);

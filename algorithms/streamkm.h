@@ -103,6 +103,9 @@ int skm_add(skm_session *s, const float *x, size_t rows);
 int skm_centres(skm_session *s, float *centres);
 void skm_close(skm_session *s);
 
+/* The rows of a chunk for n points and k centres: `wanted` (at most n), or by default
+ * ceil(sqrt(n k)) (Okuda and Fujimoto), at most n. */
+size_t skm_chunk_size(size_t n, int k, size_t wanted);
 /* Across MPI ranks (common/dist.h) each rank takes a contiguous range of the chunks of
  * chunk_size rows: rows [*first, *first + *count) of the n. One process: all of them. */
 void skm_rank_rows(size_t n, size_t chunk_size, size_t *first, size_t *count);

@@ -29,7 +29,8 @@ static const char usage[] =
     "points weighted by the points they serve, weighted k-means++ on their union. The same centres\n"
     "in every variant for the same seed.\n"
     "INPUT: gen:uniform:... / gen:blobs:... (generated chunk by chunk, never held whole), or a\n"
-    "  text/CSV file, a .npy file, raw float32 with --shape N,D (read whole, then streamed)\n"
+    "  text/CSV file, a .npy file, raw float32 with --shape N,D (read whole, then streamed; across\n"
+    "  MPI ranks each rank holds its chunks' rows only)\n"
     "  -k K                 number of centres (1 <= K <= chunk size <= n)\n"
     "  --chunk-size M       points per chunk (default ceil(sqrt(n K)))\n"
     "  --repetitions R      k-means# runs per chunk (default ceil(3 ln n))\n"
@@ -114,9 +115,14 @@ int pc_cmd_streamkm(int argc, char **argv) {
   pc_run r;
   pc_run_start(&r, "streamkm", &c);
   pc_stream_input in;
-  if (pc_stream_open(c.input, c.raw_n, c.raw_d, &in) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  if (pc_stream_open_part(c.input, c.raw_n, c.raw_d, &in) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
   const pc_stream *src = &in.stream;
   const size_t n = src->n, d = src->d, k = (size_t)o.k;
+  { /* across MPI ranks a file's rows move to the rank whose chunks hold them: none holds them all */
+    size_t first, count;
+    skm_rank_rows(n, skm_chunk_size(n, (int)o.k, (size_t)o.chunk_size), &first, &count);
+    if (pc_stream_keep_rows(&in, first, count) != 0) pc_die(PC_EXIT_USAGE, "%s", pc_last_error());
+  }
   pc_run_input(&r, in.generated, n, d, in.loaded.header_line, in.load_s);
   const skm_params params = {(int)o.k, (size_t)o.chunk_size, (int)o.repetitions, (int)o.search_arity, c.seed, c.kernels};
 

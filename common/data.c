@@ -608,3 +608,29 @@ int pc_read_points_part(const char *path, size_t raw_n, size_t raw_d, int part, 
   if (pc_has_suffix(path, ".npy")) return read_npy_part(path, part, out);
   return part ? read_text_part(path, out) : pc_read_text(path, out);
 }
+
+int pc_points_move_rows(pc_points *p, size_t first, size_t count) {
+  const int ranks = pc_dist_size();
+  if (ranks == 1) return 0; /* one process holds every row, as it wants */
+  const size_t want[2] = {first, count};
+  size_t all;
+  size_t *wanted = pc_dist_allgather(want, 1, sizeof want, &all); /* every rank's (first, count) */
+  size_t *counts = pc_xalloc((size_t)ranks, sizeof *counts, "rows to send");
+  for (int r = 0; r < ranks; r++) { /* the overlap of this rank's rows with rank r's range */
+    const size_t lo = p->first > wanted[2 * r] ? p->first : wanted[2 * r];
+    const size_t hi_mine = p->first + p->n, hi_theirs = wanted[2 * r] + wanted[2 * r + 1];
+    const size_t hi = hi_mine < hi_theirs ? hi_mine : hi_theirs;
+    counts[r] = hi > lo ? hi - lo : 0;
+  }
+  free(wanted);
+  size_t got;
+  float *x = pc_dist_exchange(p->x, counts, p->d * sizeof *x, &got); /* in rank order: row order */
+  free(counts);
+  if (pc_dist_any_failed(x == NULL || got != count)) {
+    free(x);
+    return x && got != count ? pc_fail("moving rows across ranks: %zu rows came for %zu", got, count) : -1;
+  }
+  free(p->x);
+  p->x = x, p->first = first, p->n = count;
+  return 0;
+}

@@ -53,5 +53,10 @@ int pc_read_points(const char *path, size_t raw_n, size_t raw_d, pc_points *out)
  * parses the lines that start in its share of the bytes, then the rows move to their slices).
  * Every rank calls it; an error is every rank's. */
 int pc_read_points_part(const char *path, size_t raw_n, size_t raw_d, int part, pc_points *out);
+/* Across MPI ranks: the rows move so that this rank holds rows [first, first + count) of
+ * p->total, where every rank names its own range (the ranges contiguous, in rank order, and
+ * covering the rows, as the ranks' slices are): streaming k-means' chunks from pc_dist_slice's
+ * groups. Every rank calls it. 0, or -1 with a pc_fail message (memory), on every rank. */
+int pc_points_move_rows(pc_points *p, size_t first, size_t count);
 
 #endif

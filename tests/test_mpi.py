@@ -168,12 +168,22 @@ def streamkm_outputs(cmd, tmp_path, tag, args):
 
 
 @pytest.mark.parametrize("variant", ["seq", "omp"])
-@pytest.mark.parametrize("case", list(STREAMKM_CASES) + ["npy file"])
+@pytest.mark.parametrize("case", list(STREAMKM_CASES) + ["npy file", "raw file", "text file"])
 def test_streaming_kmeans_across_ranks_is_one_process(variant, case, tmp_path, near_ties):
     """Each rank samples a contiguous range of the chunks with the chunks' own counters, rank 0
     runs the final weighted k-means++ on the gathered kept points: the centres, kept points,
-    labels and cost of one process."""
-    args = ["streamkm", near_ties, "-k", "5", "--chunk-size", "700"] if case == "npy file" else STREAMKM_CASES[case]
+    labels and cost of one process. A file is read a slice a rank (256-row groups), then its rows
+    move to the ranks whose chunks (700 rows, across the groups' bounds) hold them."""
+    if case == "npy file":
+        args = ["streamkm", near_ties, "-k", "5", "--chunk-size", "700"]
+    elif case == "raw file":
+        raw = tmp_path / "points.f32"
+        np.load(near_ties).tofile(raw)
+        args = ["streamkm", raw, "--shape", "3001,3", "-k", "5", "--chunk-size", "700"]
+    elif case == "text file":
+        args = ["streamkm", text_file(tmp_path / "points.txt", TEXT_POINTS), "-k", "5", "--chunk-size", "700"]
+    else:
+        args = STREAMKM_CASES[case]
     one = streamkm_outputs(lambda *a: run([bin_dir() / f"pragmaclust-{variant}", *a]), tmp_path, "one", args)
     program = mpi_program(variant)
     for np_ in NP:
