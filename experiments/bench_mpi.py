@@ -29,6 +29,7 @@ number of GPUs; two ranks on one GPU share it).
 """
 import argparse
 import hashlib
+import json
 import os
 import shutil
 import statistics
@@ -116,6 +117,9 @@ def one_run(args, case, n, ranks, out_dir):
     report, why = run_with_report(cmd, args.timeout, say_why=True)
     if report is None:
         return why
+    if args.reports:
+        with open(Path(args.reports) / f"{case}-n{n}-{'process' if ranks == 0 else f'np{ranks}'}.json", "w") as f:
+            json.dump(report, f, indent=1)
     digests = [digest(f) for f in files]
     for f in files:
         f.unlink()
@@ -146,6 +150,7 @@ def main():
     ap.add_argument("--mpirun", default=os.environ.get("PRAGMACLUST_MPIRUN", "mpirun"),
                     help="the MPI launcher (default mpirun, or $PRAGMACLUST_MPIRUN)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds allowed per program run (default 600)")
+    ap.add_argument("--reports", help="a folder to keep each run's JSON report in (phases, device, build)")
     args = ap.parse_args()
     try:
         ranks = [int(r) for r in args.ranks.split(",")]
@@ -165,6 +170,8 @@ def main():
     if one_process and not (Path(args.bin) / f"pragmaclust-{args.variant}").exists():
         sys.exit(f"bench_mpi.py: error: {Path(args.bin) / f'pragmaclust-{args.variant}'} missing (make; or "
                  "--no-one-process)")
+    if args.reports:
+        Path(args.reports).mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")  # Open MPI refuses root without these
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     if not args.threads and args.variant != "gpu":

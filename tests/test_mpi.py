@@ -275,15 +275,20 @@ def test_dbscan_bad_input_across_ranks_is_reported_once(tmp_path):
         assert not labels.exists()
 
 
-def test_the_scaling_benchmark_checks_its_outputs_against_one_process():
+def test_the_scaling_benchmark_checks_its_outputs_against_one_process(tmp_path):
     """experiments/bench_mpi.py (make bench-mpi): strong and weak scaling tables, every strong
     row's outputs byte for byte the one-process program's."""
     mpi_program("seq")
     bench = Path(__file__).resolve().parents[1] / "experiments" / "bench_mpi.py"
-    rc, out, err = run([sys.executable, bench, "--bin", bin_dir(), "--n", "3000", "--ranks", "1,2,3", "--repeat", "1"],
-                       timeout=300, env=MPI_ENV)
+    reports = tmp_path / "reports"
+    rc, out, err = run([sys.executable, bench, "--bin", bin_dir(), "--n", "3000", "--ranks", "1,2,3", "--repeat", "1",
+                        "--reports", reports], timeout=300, env=MPI_ENV)
     assert rc == 0, out + err
     assert "strong scaling" in out and "weak scaling" in out
+    import json
+    kept = {p.name: json.loads(p.read_text()) for p in reports.glob("*.json")}
+    assert kept["dbscan-n3000-np3.json"]["mpi_ranks"] == 3 and "phases_s" in kept["dbscan-n3000-np3.json"]["timing"]
+    assert kept["kmeans-n3000-process.json"]["mpi_ranks"] == 1 and len(kept) == 3 * (4 + 3) - 3  # weak 1 = strong 1
     strong, weak = out.split("weak scaling")
     header = [c.strip() for c in next(line for line in strong.splitlines() if line.startswith("| case |")).split("|")]
     same = header.index("same outputs as one process")
