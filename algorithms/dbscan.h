@@ -71,6 +71,10 @@ typedef struct {
   size_t working_bytes; /* the arrays the run works on (on the GPU in the gpu variant), input copy included */
   double phase_s[DB_NPHASES];
   double total_s;
+  /* dbscan_run_ranks, on the rank that reports: seconds in its three local runs and in the
+   * exchanges between ranks, and the points it held (own and halo); 0 elsewhere */
+  double ranks_local_s, ranks_exchange_s;
+  size_t ranks_points_held;
 } db_result;
 
 /*

@@ -43,6 +43,18 @@ typedef struct {
   float x[];
 } db_moving;
 
+/* Seconds this rank spent in the exchanges between ranks and in its local runs (the report's
+ * across_ranks; set by dbscan_run_ranks, which is not reentrant across threads anyway: MPI). */
+static double db_exchange_s;
+
+/* pc_dist_exchange, timed into db_exchange_s. */
+static void *db_exchange(const void *send, const size_t *counts, size_t size, size_t *total) {
+  const double t0 = pc_now();
+  void *got = pc_dist_exchange(send, counts, size, total);
+  db_exchange_s += pc_now() - t0;
+  return got;
+}
+
 /* The slabs' boundaries are the first feature's values at these many samples per rank. */
 #define DB_RANKS_SAMPLES 1024
 /* Halo and grid widths are eps times this: a neighbour's features differ by at most eps, and
@@ -126,7 +138,7 @@ static db_moving *db_partition(const float *x, size_t n, size_t first, size_t d,
       memcpy(m->x, x + i * d, d * sizeof(float));
     }
   }
-  db_moving *mine = pc_dist_exchange(send, counts, item, got);
+  db_moving *mine = db_exchange(send, counts, item, got);
   free(send), free(counts), free(at);
   /* In row order already: each rank sends its rows in order, and the ranks' slices are in rank
    * order, as the exchange's senders are. */
@@ -170,7 +182,7 @@ static int db_share_core_flags(const void *points, size_t m, size_t d, const flo
     }
   }
   size_t got;
-  uint64_t *core_rows = pc_dist_exchange(rows, counts, sizeof *rows, &got);
+  uint64_t *core_rows = db_exchange(rows, counts, sizeof *rows, &got);
   for (size_t q = 0; core_rows && q < got; q++) {
     const size_t i = db_find_row(points, m, d, core_rows[q]);
     if (i < m) is_core[i] = 1;
@@ -229,6 +241,7 @@ static void db_join_components(const uint64_t *pairs, size_t count, uint64_t **n
 
 int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params, int *labels, db_result *result) {
   memset(result, 0, sizeof *result);
+  db_exchange_s = 0.0;
   const double t_start = pc_now(), reach = params->eps * DB_RANKS_MARGIN;
   const size_t n_all = (size_t)pc_dist_sum_long((long)n), item = db_moving_size(d);
   size_t first, count; /* this rank's rows: [first, first + n), count = n */
@@ -256,7 +269,9 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
 
   /* 2. core flags: exact for the rank's own points, then shared with the ranks holding them as halo */
   db_result part = {.index = params->index};
+  double t_local = pc_now();
   int rc = m ? dbscan_run(lx, m, d, params, local, is_core, &part) : 0;
+  double local_s = pc_now() - t_local;
   if (!pc_dist_any_failed(rc != 0)) rc = db_share_core_flags(points, m, d, splitters, reach, is_core);
   if (pc_dist_any_failed(rc != 0)) rc = -1;
   const double t_core = pc_now();
@@ -264,7 +279,9 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
   /* 3. components of the rank's core points (the local run told the core flags): pieces of the
    * clusters, numbered by their smallest position, which is their smallest row; joined across ranks */
   const db_given core_given = {.core_in = is_core, .label_in = NULL};
+  t_local = pc_now();
   if (rc == 0 && m && dbscan_run_given(lx, m, d, params, &core_given, local, NULL, &part) != 0) rc = -1;
+  local_s += pc_now() - t_local;
   if (pc_dist_any_failed(rc != 0)) rc = -1;
   const size_t pieces = rc == 0 ? (size_t)part.clusters : 0;
   uint64_t *name = pc_xalloc(pieces + 1, sizeof *name, "DBSCAN component names");
@@ -313,7 +330,9 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
     }
   int *label = pc_xalloc(m ? m : 1, sizeof *label, "DBSCAN local labels");
   const db_given ids_given = {.core_in = is_core, .label_in = core_label};
+  t_local = pc_now();
   if (rc == 0 && m && dbscan_run_given(lx, m, d, params, &ids_given, label, NULL, &part) != 0) rc = -1;
+  local_s += pc_now() - t_local;
   DEV_EXIT(map(delete : lx[0 : nlx]))
   /* every own point's (row, label), back to the rank holding the row */
   int64_t *back = pc_xalloc(2 * m + 1, sizeof *back, "DBSCAN labels to send");
@@ -330,7 +349,7 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
   }
   /* grouped by destination rank: own points are in row order, and so are the ranks' slices */
   size_t got;
-  int64_t *mine_back = pc_dist_exchange(back, counts, 2 * sizeof *back, &got);
+  int64_t *mine_back = db_exchange(back, counts, 2 * sizeof *back, &got);
   if (pc_dist_any_failed(rc != 0 || !mine_back)) rc = -1;
   for (size_t q = 0; rc == 0 && q < got; q++) labels[mine_back[2 * q] - (int64_t)first] = (int)mine_back[2 * q + 1];
   const double t_label = pc_now();
@@ -346,6 +365,9 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
   result->phase_s[DB_PHASE_CONNECT] = t_connect - t_core;
   result->phase_s[DB_PHASE_LABEL] = t_label - t_connect;
   result->total_s = pc_now() - t_start;
+  result->ranks_local_s = local_s;
+  result->ranks_exchange_s = db_exchange_s;
+  result->ranks_points_held = m;
   free(splitters), free(points), free(lx), free(local), free(is_core), free(name), free(pair), free(joined_name);
   free(joined_root), free(mine), free(cluster), free(label), free(back), free(counts), free(mine_back);
   return rc;

@@ -183,6 +183,14 @@ int pc_cmd_dbscan(int argc, char **argv) {
     pc_json_int(j, "noise", res.noise);
     pc_json_int(j, "working_bytes", (long long)res.working_bytes);
     pc_json_num(j, "working_bytes_per_point", n ? (double)res.working_bytes / (double)n : 0.0);
+    if (pc_dist_size() > 1) { /* rank 0's share of the last run: what its time went to */
+      pc_json_object(j, "across_ranks");
+      pc_json_num(j, "local_runs_s", res.ranks_local_s);
+      pc_json_num(j, "exchanges_s", res.ranks_exchange_s);
+      pc_json_num(j, "host_s", res.total_s - res.ranks_local_s - res.ranks_exchange_s);
+      pc_json_int(j, "points_held", (long long)res.ranks_points_held);
+      pc_json_end_object(j);
+    }
     pc_run_timing_begin(&r);
     pc_run_timing_end(&r);
   }

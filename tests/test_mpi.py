@@ -260,6 +260,24 @@ def test_dbscan_across_ranks_is_one_process(variant, case, tmp_path):
         assert many[1] == one[1], f"counts differ with {np_} ranks"
 
 
+def test_dbscan_across_ranks_reports_where_its_time_went(tmp_path):
+    """The report's across_ranks: rank 0's seconds in its local runs and in the exchanges, the rest
+    (the host's passes), and the points it held, its own and its slab's halo."""
+    import json
+    report = tmp_path / "r.json"
+    rc, _, err = mpirun(2, mpi_program("seq"), "dbscan", "gen:uniform:n=20000,d=2,seed=3", "--eps", "0.02",
+                        "--min-pts", "5", "--report", report, "--quiet")
+    assert rc == 0, err
+    r = json.loads(report.read_text())
+    part = r["across_ranks"]
+    assert part["local_runs_s"] > 0 and part["exchanges_s"] >= 0 and part["host_s"] >= 0
+    assert part["local_runs_s"] + part["exchanges_s"] + part["host_s"] == pytest.approx(r["runs"][-1]["total_s"])
+    assert 10000 <= part["points_held"] < 12000  # half the points and a halo of width 0.02
+    rc, _, err = run([bin_dir() / "pragmaclust-seq", "dbscan", "gen:uniform:n=2000,d=2,seed=3", "--eps", "0.02",
+                      "--min-pts", "5", "--report", report, "--quiet"])
+    assert rc == 0 and "across_ranks" not in json.loads(report.read_text())
+
+
 def test_dbscan_bad_input_across_ranks_is_reported_once(tmp_path):
     x = np.random.default_rng(1).random((3000, 2), dtype=np.float32)
     x[2999, 0] = 3e38  # in the last rank's slice: divided by eps it overflows a double
