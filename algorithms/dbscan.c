@@ -1566,7 +1566,9 @@ int dbscan_run_given(const float *x, size_t n, size_t d, const db_params *params
     for (size_t s = 0; s < n; s++) is_core[order[s]] = (unsigned char)core[s];
     DEV_EXIT(map(from : is_core[0 : n]))
   }
-  DEV_EXIT(map(delete : x[0 : nx], lo[0 : nlo], region[0 : nregion], start[0 : nstart], order[0 : n],
+  /* the input released, not deleted: a caller that mapped it (dbscan_ranks.c) keeps it there */
+  DEV_EXIT(map(release : x[0 : nx]))
+  DEV_EXIT(map(delete : lo[0 : nlo], region[0 : nregion], start[0 : nstart], order[0 : n],
                node_lo[0 : nnodes], node_hi[0 : nnodes], xs[0 : nx], claim[0 : nslots], parent[0 : n],
                lowest[0 : n], scratch[0 : n], root_rank[0 : n], core[0 : n], labels[0 : n], cell_of[0 : ncell_of],
                xt[0 : nxt]))
