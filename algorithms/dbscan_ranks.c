@@ -43,8 +43,8 @@ typedef struct {
   float x[];
 } db_moving;
 
-/* Seconds this rank spent in the exchanges between ranks and in its local runs (the report's
- * across_ranks; set by dbscan_run_ranks, which is not reentrant across threads anyway: MPI). */
+/* Seconds this rank spent in the exchanges between ranks (the report's across_ranks; reset by
+ * dbscan_run_ranks, which runs on one thread of a rank: MPI's calls are made from it). */
 static double db_exchange_s;
 
 /* pc_dist_exchange, timed into db_exchange_s. */
@@ -57,8 +57,9 @@ static void *db_exchange(const void *send, const size_t *counts, size_t size, si
 
 /* The slabs' boundaries are the first feature's values at these many samples per rank. */
 #define DB_RANKS_SAMPLES 1024
-/* Halo and grid widths are eps times this: a neighbour's features differ by at most eps, and
- * this margin keeps rounding in the divisions below from losing one (extra points cost little). */
+/* Halo widths are eps times this: a neighbour's features differ by at most eps, and this margin
+ * keeps rounding in the comparisons with the slabs' boundaries from losing one (extra points cost
+ * little). */
 #define DB_RANKS_MARGIN 1.0001
 
 static size_t db_moving_size(size_t d) { return (sizeof(db_moving) + d * sizeof(float) + 7) / 8 * 8; }

@@ -106,7 +106,8 @@ def one_run(args, case, n, ranks, out_dir):
     values = {"n": n, "eps": dbscan_eps(n)}
     files = [out_dir / f"{case}{flag.replace('--', '.')}.npy" for flag in outputs]
     if ranks:
-        cmd = [args.mpirun, "-np", str(ranks), "--oversubscribe", str(Path(args.bin) / f"pragmaclust-{args.variant}-mpi")]
+        program = Path(args.bin) / f"pragmaclust-{args.variant}-mpi"
+        cmd = [args.mpirun, "-np", str(ranks), "--oversubscribe", str(program)]
     else:
         cmd = [str(Path(args.bin) / f"pragmaclust-{args.variant}")]
     cmd += [a.format(**values) for a in template]
@@ -146,7 +147,8 @@ def main():
                     "runtime's in gpu)")
     ap.add_argument("--no-one-process", action="store_true",
                     help="compare strong rows with the first rank count's run instead of the one-process program")
-    ap.add_argument("--allow-host", action="store_true", help="pass --allow-host (a gpu variant on a machine without one)")
+    ap.add_argument("--allow-host", action="store_true",
+                    help="pass --allow-host (the gpu variant on a machine without a GPU)")
     ap.add_argument("--mpirun", default=os.environ.get("PRAGMACLUST_MPIRUN", "mpirun"),
                     help="the MPI launcher (default mpirun, or $PRAGMACLUST_MPIRUN)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds allowed per program run (default 600)")
