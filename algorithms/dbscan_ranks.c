@@ -55,6 +55,15 @@ static void *db_exchange(const void *send, const size_t *counts, size_t size, si
   return got;
 }
 
+/* One of a rank's local runs on its m points (none: nothing to do), timed into *seconds. */
+static int db_local_run(const float *lx, size_t m, size_t d, const db_params *params, const db_given *given,
+                        int *labels, unsigned char *is_core, db_result *part, double *seconds) {
+  const double t0 = pc_now();
+  const int rc = m ? dbscan_run_given(lx, m, d, params, given, labels, is_core, part) : 0;
+  *seconds += pc_now() - t0;
+  return rc;
+}
+
 /* The slabs' boundaries are the first feature's values at these many samples per rank. */
 #define DB_RANKS_SAMPLES 1024
 /* Halo widths are eps times this: a neighbour's features differ by at most eps, and this margin
@@ -270,9 +279,8 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
 
   /* 2. core flags: exact for the rank's own points, then shared with the ranks holding them as halo */
   db_result part = {.index = params->index};
-  double t_local = pc_now();
-  int rc = m ? dbscan_run(lx, m, d, params, local, is_core, &part) : 0;
-  double local_s = pc_now() - t_local;
+  double local_s = 0.0;
+  int rc = db_local_run(lx, m, d, params, NULL, local, is_core, &part, &local_s);
   if (!pc_dist_any_failed(rc != 0)) rc = db_share_core_flags(points, m, d, splitters, reach, is_core);
   if (pc_dist_any_failed(rc != 0)) rc = -1;
   const double t_core = pc_now();
@@ -280,9 +288,7 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
   /* 3. components of the rank's core points (the local run told the core flags): pieces of the
    * clusters, numbered by their smallest position, which is their smallest row; joined across ranks */
   const db_given core_given = {.core_in = is_core, .label_in = NULL};
-  t_local = pc_now();
-  if (rc == 0 && m && dbscan_run_given(lx, m, d, params, &core_given, local, NULL, &part) != 0) rc = -1;
-  local_s += pc_now() - t_local;
+  if (rc == 0 && db_local_run(lx, m, d, params, &core_given, local, NULL, &part, &local_s) != 0) rc = -1;
   if (pc_dist_any_failed(rc != 0)) rc = -1;
   const size_t pieces = rc == 0 ? (size_t)part.clusters : 0;
   uint64_t *name = pc_xalloc(pieces + 1, sizeof *name, "DBSCAN component names");
@@ -331,9 +337,7 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
     }
   int *label = pc_xalloc(m ? m : 1, sizeof *label, "DBSCAN local labels");
   const db_given ids_given = {.core_in = is_core, .label_in = core_label};
-  t_local = pc_now();
-  if (rc == 0 && m && dbscan_run_given(lx, m, d, params, &ids_given, label, NULL, &part) != 0) rc = -1;
-  local_s += pc_now() - t_local;
+  if (rc == 0 && db_local_run(lx, m, d, params, &ids_given, label, NULL, &part, &local_s) != 0) rc = -1;
   DEV_EXIT(map(delete : lx[0 : nlx]))
   /* every own point's (row, label), back to the rank holding the row */
   int64_t *back = pc_xalloc(2 * m + 1, sizeof *back, "DBSCAN labels to send");

@@ -626,9 +626,11 @@ int pc_points_move_rows(pc_points *p, size_t first, size_t count) {
   size_t got;
   float *x = pc_dist_exchange(p->x, counts, p->d * sizeof *x, &got); /* in rank order: row order */
   free(counts);
-  if (pc_dist_any_failed(x == NULL || got != count)) {
+  /* the message first: pc_dist_any_failed hands the failing rank's to rank 0 */
+  const int failed = !x || (got != count && pc_fail("moving rows across ranks: %zu rows came for %zu", got, count));
+  if (pc_dist_any_failed(failed)) {
     free(x);
-    return x && got != count ? pc_fail("moving rows across ranks: %zu rows came for %zu", got, count) : -1;
+    return -1;
   }
   free(p->x);
   p->x = x, p->first = first, p->n = count;

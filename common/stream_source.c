@@ -27,8 +27,7 @@ static int stream_open(const char *input, size_t raw_n, size_t raw_d, int part, 
     in->stream = (pc_stream){in->spec.n, in->spec.d, read_generated, &in->spec};
   } else {
     const double t0 = pc_now();
-    if (pc_read_points_part(input, raw_n, raw_d, part, &in->loaded) != 0) return -1;
-    if (!part) in->loaded.first = 0, in->loaded.total = in->loaded.n;
+    if (pc_read_points_part(input, raw_n, raw_d, part, &in->loaded) != 0) return -1; /* sets first, total */
     in->load_s = pc_now() - t0;
     in->stream = (pc_stream){in->loaded.total, in->loaded.d, read_loaded, &in->loaded};
   }
