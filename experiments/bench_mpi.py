@@ -125,7 +125,7 @@ def one_run(args, case, n, ranks, out_dir):
     for f in files:
         f.unlink()
     timing = report.get("timing", {})
-    iteration = timing.get("iteration_s", {}).get("median") if isinstance(timing.get("iteration_s"), dict) else None
+    iteration = (timing.get("iteration_s") or {}).get("median")  # k-means only
     return {"seconds": statistics.median(r["total_s"] for r in report["runs"]), "iteration": iteration,
             "load": timing.get("load_s"), "device": report.get("device", {}).get("where", "?"), "digests": digests}
 
@@ -205,14 +205,14 @@ def main():
                     if reference is None and (r == 0 or not one_process):
                         reference = row["digests"]
                     if r == ranks[0]:
-                        base_time = row["seconds"] * ranks[0] if scaling == "strong" else row["seconds"]
+                        base_time = row["seconds"]
                     gain = efficiency = ""
                     if r and base_time is not None:
+                        ratio = base_time / row["seconds"]  # weak: the efficiency itself
                         if scaling == "strong":
-                            gain = f"{base_time / ranks[0] / row['seconds']:.2f}x"
-                            efficiency = f"{base_time / (r * row['seconds']):.2f}"
+                            gain, efficiency = f"{ratio:.2f}x", f"{ratio * ranks[0] / r:.2f}"
                         else:
-                            efficiency = f"{base_time / row['seconds']:.2f}"
+                            efficiency = f"{ratio:.2f}"
                     if scaling == "weak":
                         same_text = "n/a (weak: other data)"
                     elif r == 0:
