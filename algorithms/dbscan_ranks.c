@@ -6,10 +6,12 @@
  *     quantiles of a sample every rank contributes to). Each point goes to the rank of its slab,
  *     and as a halo point to every other rank whose slab lies within eps of it along that
  *     feature, so each rank holds every neighbour of its own points. An index of space, not of
- *     rows: a slab may be thin, and a point is then a halo point of several ranks.
+ *     rows: a slab may be thin, and a point is then a halo point of several ranks. A point's
+ *     features and its row travel apart (the features are the local runs' input as they arrive);
+ *     whether a point is a rank's own or halo follows from its first feature, on every rank alike.
  *  2. core: dbscan_run on a rank's own and halo points gives its own points' core flags (each
  *     has all its neighbours there); the owners then tell the ranks that hold a point as halo
- *     whether it is core.
+ *     whether it is core (a byte a point: both sides know the points' order).
  *  3. connect: dbscan_run_given, told every local point's core flag, links the core points: its
  *     components, each named by its smallest row (the points are in row order). The components of
  *     neighbouring ranks meet in the points both hold, so rank 0 joins the names that such points
@@ -20,11 +22,12 @@
  *     cluster ids; a core point takes its cluster's, and a third local run, told the core flags
  *     and those ids, gives a border point the smallest among its core neighbours (every neighbour
  *     of an own point is local); the rest is noise. The labels go back to the ranks that hold the
- *     rows.
+ *     rows, in row order (which is how each of them finds its rows' labels).
  * The heavy work (the neighbour counts, the components and the border points) is the three
  * local runs', in any variant: on the GPU in the gpu variant, where the points stay between them.
- * The partition, the exchanges and the joins run on the host, in linear passes but for the
- * union-find of the boundary's points on rank 0.
+ * The partition, the exchanges and the joins run on the host, in linear passes on the host's
+ * threads (blocks of positions, each counted and then filled, so that every destination gets its
+ * items in position order), but for the union-find of the boundary's points on rank 0.
  */
 #include "dbscan.h"
 #include "dist.h"
@@ -35,13 +38,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A point on the move: its row in the input and its features (then padding to 8 bytes). */
-typedef struct {
-  uint64_t row;
-  uint32_t halo; /* 1: a copy for a neighbouring rank, 0: the rank's own point */
-  float x[];
-} db_moving;
 
 /* Seconds this rank spent in the exchanges between ranks (the report's across_ranks; reset by
  * dbscan_run_ranks, which runs on one thread of a rank: MPI's calls are made from it). */
@@ -70,11 +66,10 @@ static int db_local_run(const float *lx, size_t m, size_t d, const db_params *pa
  * keeps rounding in the comparisons with the slabs' boundaries from losing one (extra points cost
  * little). */
 #define DB_RANKS_MARGIN 1.0001
-
-static size_t db_moving_size(size_t d) { return (sizeof(db_moving) + d * sizeof(float) + 7) / 8 * 8; }
-static db_moving *db_at(void *points, size_t d, size_t i) {
-  return (db_moving *)((char *)points + i * db_moving_size(d));
-}
+/* The host's passes over a rank's positions run in this many blocks of consecutive positions,
+ * a block on one host thread at a time (enough to balance 64 threads; the per-block counts, a
+ * size_t per block and rank, stay small). */
+#define DB_BLOCKS 512
 
 static int db_cmp_float(const void *a, const void *b) {
   const float x = *(const float *)a, y = *(const float *)b;
@@ -83,6 +78,23 @@ static int db_cmp_float(const void *a, const void *b) {
 static int db_cmp_u64(const void *a, const void *b) {
   const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return (x > y) - (x < y);
+}
+
+/* The first of block b's positions among m (block DB_BLOCKS: m). */
+static size_t db_block_start(size_t m, size_t b) { return m / DB_BLOCKS * b + m % DB_BLOCKS * b / DB_BLOCKS; }
+
+/* slot[b * ranks + r], block b's count of items for rank r, becomes the block's first slot in a
+ * buffer grouped by rank (blocks in order within a rank); sends[r] gets rank r's count. */
+static void db_block_slots(size_t *slot, int ranks, size_t *sends) {
+  size_t at = 0;
+  for (int r = 0; r < ranks; r++) {
+    const size_t first = at;
+    for (size_t b = 0; b < DB_BLOCKS; b++) {
+      const size_t count = slot[b * (size_t)ranks + (size_t)r];
+      slot[b * (size_t)ranks + (size_t)r] = at, at += count;
+    }
+    sends[r] = at - first;
+  }
 }
 
 /* The rank whose slab holds first-feature value v: splitters[r - 1] <= v < splitters[r]. */
@@ -96,12 +108,14 @@ static int db_slab_of(const float *splitters, int ranks, float v) {
   return lo;
 }
 
-/* Ranks [*lo, *hi] are those whose slabs come within `reach` of v (the owner among them): slab
- * r is [splitters[r - 1], splitters[r]). The holders of a point's copies, on every rank alike. */
-static void db_slabs_near(const float *splitters, int ranks, float v, double reach, int *lo, int *hi) {
-  *lo = *hi = db_slab_of(splitters, ranks, v);
+/* Ranks [*lo, *hi] are those whose slabs come within `reach` of v; returns the owner among them
+ * (slab r is [splitters[r - 1], splitters[r])). The holders of a point's copies, on every rank alike. */
+static int db_slabs_near(const float *splitters, int ranks, float v, double reach, int *lo, int *hi) {
+  const int own = db_slab_of(splitters, ranks, v);
+  *lo = *hi = own;
   while (*lo > 0 && (double)splitters[*lo - 1] >= (double)v - reach) (*lo)--;
   while (*hi < ranks - 1 && (double)splitters[*hi] <= (double)v + reach) (*hi)++;
+  return own;
 }
 
 /* Splitters: ranks - 1 first-feature values, the slabs' boundaries, the same on every rank. */
@@ -120,87 +134,159 @@ static float *db_splitters(const float *x, size_t n, size_t d, int ranks) {
 }
 
 /* Step 1: every rank's points, moved to their slabs' ranks, own and halo, in row order (rows
- * [first, first + n) are this rank's slice). */
-static db_moving *db_partition(const float *x, size_t n, size_t first, size_t d, const float *splitters, double reach,
-                               size_t *got) {
+ * [first, first + n) are this rank's slice): *lx gets their features, *rows their rows, *m their
+ * number. owned_by[b * ranks + r] gets the number of rows of this rank's block b (of its n) that
+ * rank r owns: where the labels coming back are. 0, or -1 (memory; on every rank). */
+static int db_partition(const float *x, size_t n, size_t first, size_t d, const float *splitters, double reach,
+                        size_t *owned_by, float **lx, uint64_t **rows, size_t *m) {
   const int ranks = pc_dist_size();
-  const size_t item = db_moving_size(d);
-  size_t *counts = pc_xalloc((size_t)ranks, sizeof *counts, "DBSCAN send counts");
-  size_t *at = pc_xalloc((size_t)ranks, sizeof *at, "DBSCAN send offsets");
-  for (int r = 0; r < ranks; r++) counts[r] = 0;
-  for (size_t i = 0; i < n; i++) {
-    int lo, hi;
-    db_slabs_near(splitters, ranks, x[i * d], reach, &lo, &hi);
-    for (int r = lo; r <= hi; r++) counts[r]++;
-  }
-  size_t total = 0;
-  for (int r = 0; r < ranks; r++) at[r] = total, total += counts[r];
-  void *send = pc_xalloc(total ? total : 1, item, "DBSCAN points to send");
-  for (size_t i = 0; i < n; i++) {
-    int lo, hi;
-    db_slabs_near(splitters, ranks, x[i * d], reach, &lo, &hi);
-    const int own = db_slab_of(splitters, ranks, x[i * d]);
-    for (int r = lo; r <= hi; r++) {
-      db_moving *m = db_at(send, d, at[r]++);
-      memset(m, 0, item);
-      m->row = first + i;
-      m->halo = r != own;
-      memcpy(m->x, x + i * d, d * sizeof(float));
+  const size_t nr = (size_t)ranks;
+  size_t *slot = pc_xalloc(DB_BLOCKS * nr, sizeof *slot, "DBSCAN send slots");
+  size_t *counts = pc_xalloc(nr, sizeof *counts, "DBSCAN send counts");
+  HOST_PAR_FOR(schedule(dynamic, 1))
+  for (size_t b = 0; b < DB_BLOCKS; b++) { /* count each block's copies for each rank */
+    size_t *to = slot + b * nr, *own = owned_by + b * nr;
+    for (size_t r = 0; r < nr; r++) to[r] = own[r] = 0;
+    for (size_t i = db_block_start(n, b); i < db_block_start(n, b + 1); i++) {
+      int lo, hi;
+      own[db_slabs_near(splitters, ranks, x[i * d], reach, &lo, &hi)]++;
+      for (int r = lo; r <= hi; r++) to[r]++;
     }
   }
-  db_moving *mine = db_exchange(send, counts, item, got);
-  free(send), free(counts), free(at);
-  /* In row order already: each rank sends its rows in order, and the ranks' slices are in rank
-   * order, as the exchange's senders are. */
-  return mine;
-}
-
-/* The position of row `row` among the m points (sorted by row), or m. */
-static size_t db_find_row(const void *points, size_t m, size_t d, uint64_t row) {
-  size_t lo = 0, hi = m;
-  while (lo < hi) {
-    const size_t mid = lo + (hi - lo) / 2;
-    if (db_at((void *)points, d, mid)->row < row) lo = mid + 1;
-    else hi = mid;
+  db_block_slots(slot, ranks, counts);
+  size_t total = 0;
+  for (size_t r = 0; r < nr; r++) total += counts[r];
+  float *send_x = pc_xalloc(total ? total : 1, d * sizeof *send_x, "DBSCAN points to send");
+  uint64_t *send_row = pc_xalloc(total ? total : 1, sizeof *send_row, "DBSCAN rows to send");
+  HOST_PAR_FOR(schedule(dynamic, 1))
+  for (size_t b = 0; b < DB_BLOCKS; b++) { /* place them, in row order within each rank's part */
+    size_t *to = slot + b * nr;
+    for (size_t i = db_block_start(n, b); i < db_block_start(n, b + 1); i++) {
+      int lo, hi;
+      db_slabs_near(splitters, ranks, x[i * d], reach, &lo, &hi);
+      for (int r = lo; r <= hi; r++) {
+        const size_t s = to[r]++;
+        memcpy(send_x + s * d, x + i * d, d * sizeof *send_x);
+        send_row[s] = first + i;
+      }
+    }
   }
-  return lo < m && db_at((void *)points, d, lo)->row == row ? lo : m;
+  /* In row order as they arrive: each rank sends its rows in order, and the ranks' slices are in
+   * rank order, as the exchange's senders are. */
+  size_t got;
+  *lx = db_exchange(send_x, counts, d * sizeof *send_x, m);
+  free(send_x);
+  *rows = *lx ? db_exchange(send_row, counts, sizeof *send_row, &got) : NULL;
+  free(send_row), free(slot), free(counts);
+  if (!*rows) {
+    free(*lx), *lx = NULL;
+    return -1;
+  }
+  return 0;
 }
 
-/* Step 2's exchange: each rank sends the rows of its own core points to the ranks that hold
- * them as halo; is_core[] of those halo points becomes 1. 0, or -1 (memory). */
-static int db_share_core_flags(const void *points, size_t m, size_t d, const float *splitters, double reach,
+/* Step 2's exchange: each rank sends its own points' core flags to the ranks that hold them as
+ * halo, a byte a point, in row order; each holder reads them in the order of its halo points
+ * from that rank, which is the same. is_core[] of the halo points becomes the owners'. 0, or -1
+ * (memory; on every rank). */
+static int db_share_core_flags(const float *lx, size_t m, size_t d, const float *splitters, double reach,
                                unsigned char *is_core) {
   const int ranks = pc_dist_size(), me = pc_dist_rank();
-  size_t *counts = pc_xalloc((size_t)ranks, sizeof *counts, "DBSCAN send counts");
-  size_t *at = pc_xalloc((size_t)ranks, sizeof *at, "DBSCAN send offsets");
-  uint64_t *rows = NULL;
-  for (int fill = 0; fill < 2; fill++) { /* count the rows for each rank, then place them in rank order */
-    size_t total = 0;
-    for (int r = 0; r < ranks; r++) {
-      if (!fill) counts[r] = 0;
-      at[r] = total, total += counts[r];
-    }
-    if (fill) rows = pc_xalloc(total ? total : 1, sizeof *rows, "DBSCAN core rows to send");
-    for (size_t i = 0; i < m; i++) {
-      const db_moving *p = db_at((void *)points, d, i);
-      if (p->halo || !is_core[i]) continue;
+  const size_t nr = (size_t)ranks;
+  size_t *out = pc_xalloc(2 * DB_BLOCKS * nr, sizeof *out, "DBSCAN core flag slots");
+  size_t *in = out + DB_BLOCKS * nr; /* in[b * ranks + r]: block b's halo points owned by rank r */
+  size_t *counts = pc_xalloc(2 * nr, sizeof *counts, "DBSCAN core flag counts"), *expected = counts + nr;
+  HOST_PAR_FOR(schedule(dynamic, 1))
+  for (size_t b = 0; b < DB_BLOCKS; b++) {
+    size_t *to = out + b * nr, *from = in + b * nr;
+    for (size_t r = 0; r < nr; r++) to[r] = from[r] = 0;
+    for (size_t i = db_block_start(m, b); i < db_block_start(m, b + 1); i++) {
       int lo, hi;
-      db_slabs_near(splitters, ranks, p->x[0], reach, &lo, &hi);
+      const int own = db_slabs_near(splitters, ranks, lx[i * d], reach, &lo, &hi);
+      if (own != me) from[own]++;
+      else
+        for (int r = lo; r <= hi; r++) to[r] += r != me;
+    }
+  }
+  db_block_slots(out, ranks, counts);
+  db_block_slots(in, ranks, expected);
+  size_t total = 0;
+  for (size_t r = 0; r < nr; r++) total += counts[r];
+  unsigned char *flags = pc_xalloc(total ? total : 1, 1, "DBSCAN core flags to send");
+  HOST_PAR_FOR(schedule(dynamic, 1))
+  for (size_t b = 0; b < DB_BLOCKS; b++) {
+    size_t *to = out + b * nr;
+    for (size_t i = db_block_start(m, b); i < db_block_start(m, b + 1); i++) {
+      int lo, hi;
+      if (db_slabs_near(splitters, ranks, lx[i * d], reach, &lo, &hi) != me) continue;
       for (int r = lo; r <= hi; r++)
-        if (r != me && fill) rows[at[r]++] = p->row;
-        else if (r != me) counts[r]++;
+        if (r != me) flags[to[r]++] = is_core[i];
     }
   }
   size_t got;
-  uint64_t *core_rows = db_exchange(rows, counts, sizeof *rows, &got);
-  for (size_t q = 0; core_rows && q < got; q++) {
-    const size_t i = db_find_row(points, m, d, core_rows[q]);
-    if (i < m) is_core[i] = 1;
+  unsigned char *halo_core = db_exchange(flags, counts, 1, &got);
+  if (halo_core) {
+    HOST_PAR_FOR(schedule(dynamic, 1))
+    for (size_t b = 0; b < DB_BLOCKS; b++) {
+      size_t *from = in + b * nr;
+      for (size_t i = db_block_start(m, b); i < db_block_start(m, b + 1); i++) {
+        const int own = db_slab_of(splitters, ranks, lx[i * d]);
+        if (own != me) is_core[i] = halo_core[from[own]++];
+      }
+    }
   }
-  free(rows), free(counts), free(at);
-  const int rc = core_rows ? 0 : -1;
-  free(core_rows);
+  const int rc = halo_core ? 0 : -1;
+  free(out), free(counts), free(flags), free(halo_core);
   return rc;
+}
+
+/* Step 4's way back: each own point's label to the rank holding its row, in row order; labels[]
+ * of this rank's n rows (its block b's rows owned by rank r: owned_by[b * ranks + r]) from them.
+ * 0, or -1 (memory; on every rank). */
+static int db_labels_back(const float *lx, const uint64_t *rows, const int *label, size_t m, size_t d,
+                          const float *splitters, size_t n_all, const float *x, size_t n, size_t *owned_by,
+                          int *labels) {
+  const int ranks = pc_dist_size(), me = pc_dist_rank();
+  const size_t nr = (size_t)ranks;
+  size_t *slot = pc_xalloc(DB_BLOCKS * nr, sizeof *slot, "DBSCAN label slots");
+  size_t *counts = pc_xalloc(2 * nr, sizeof *counts, "DBSCAN label counts"), *expected = counts + nr;
+  HOST_PAR_FOR(schedule(dynamic, 1))
+  for (size_t b = 0; b < DB_BLOCKS; b++) {
+    size_t *to = slot + b * nr;
+    for (size_t r = 0; r < nr; r++) to[r] = 0;
+    for (size_t i = db_block_start(m, b); i < db_block_start(m, b + 1); i++)
+      if (db_slab_of(splitters, ranks, lx[i * d]) == me) to[pc_dist_slice_owner(n_all, rows[i])]++;
+  }
+  db_block_slots(slot, ranks, counts);
+  db_block_slots(owned_by, ranks, expected);
+  size_t total = 0;
+  for (size_t r = 0; r < nr; r++) total += counts[r];
+  int *send = pc_xalloc(total ? total : 1, sizeof *send, "DBSCAN labels to send");
+  HOST_PAR_FOR(schedule(dynamic, 1))
+  for (size_t b = 0; b < DB_BLOCKS; b++) {
+    size_t *to = slot + b * nr;
+    for (size_t i = db_block_start(m, b); i < db_block_start(m, b + 1); i++)
+      if (db_slab_of(splitters, ranks, lx[i * d]) == me) send[to[pc_dist_slice_owner(n_all, rows[i])]++] = label[i];
+  }
+  size_t got;
+  int *mine = db_exchange(send, counts, sizeof *send, &got);
+  if (mine) {
+    HOST_PAR_FOR(schedule(dynamic, 1))
+    for (size_t b = 0; b < DB_BLOCKS; b++) {
+      size_t *from = owned_by + b * nr;
+      for (size_t i = db_block_start(n, b); i < db_block_start(n, b + 1); i++)
+        labels[i] = mine[from[db_slab_of(splitters, ranks, x[i * d])]++];
+    }
+  }
+  const int rc = mine ? 0 : -1;
+  free(slot), free(counts), free(send), free(mine);
+  return rc;
+}
+
+/* The position of row `row` among the m rows (sorted), or m. */
+static size_t db_find_row(const uint64_t *rows, size_t m, uint64_t row) {
+  const uint64_t *at = bsearch(&row, rows, m, sizeof *rows, db_cmp_u64);
+  return at ? (size_t)(at - rows) : m;
 }
 
 /* A union-find over rows, each set named by its smallest: rank 0's join of the components. */
@@ -253,21 +339,21 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
   memset(result, 0, sizeof *result);
   db_exchange_s = 0.0;
   const double t_start = pc_now(), reach = params->eps * DB_RANKS_MARGIN;
-  const size_t n_all = (size_t)pc_dist_sum_long((long)n), item = db_moving_size(d);
+  const size_t n_all = (size_t)pc_dist_sum_long((long)n);
   size_t first, count; /* this rank's rows: [first, first + n), count = n */
   pc_dist_slice(n_all, &first, &count);
-  const int ranks = pc_dist_size();
+  const int ranks = pc_dist_size(), me = pc_dist_rank();
 
   /* 1. partition */
   float *splitters = db_splitters(x, n, d, ranks);
+  size_t *owned_by = pc_xalloc(DB_BLOCKS * (size_t)ranks, sizeof *owned_by, "DBSCAN label sources");
+  float *lx;
+  uint64_t *rows;
   size_t m;
-  db_moving *points = db_partition(x, n, first, d, splitters, reach, &m);
-  if (pc_dist_any_failed(points == NULL)) {
-    free(splitters);
+  if (db_partition(x, n, first, d, splitters, reach, owned_by, &lx, &rows, &m) != 0) {
+    free(splitters), free(owned_by);
     return -1;
   }
-  float *lx = pc_xalloc(m ? m : 1, d * sizeof *lx, "DBSCAN local points");
-  for (size_t i = 0; i < m; i++) memcpy(lx + i * d, db_at(points, d, i)->x, d * sizeof *lx);
   int *local = pc_xalloc(m ? m : 1, sizeof *local, "DBSCAN local labels");
   unsigned char *is_core = pc_xalloc(m ? m : 1, 1, "DBSCAN local core flags");
   const double t_partition = pc_now();
@@ -281,7 +367,7 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
   db_result part = {.index = params->index};
   double local_s = 0.0;
   int rc = db_local_run(lx, m, d, params, NULL, local, is_core, &part, &local_s);
-  if (!pc_dist_any_failed(rc != 0)) rc = db_share_core_flags(points, m, d, splitters, reach, is_core);
+  if (!pc_dist_any_failed(rc != 0)) rc = db_share_core_flags(lx, m, d, splitters, reach, is_core);
   if (pc_dist_any_failed(rc != 0)) rc = -1;
   const double t_core = pc_now();
 
@@ -293,16 +379,31 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
   const size_t pieces = rc == 0 ? (size_t)part.clusters : 0;
   uint64_t *name = pc_xalloc(pieces + 1, sizeof *name, "DBSCAN component names");
   for (size_t i = m; rc == 0 && i-- > 0;)
-    if (is_core[i]) name[local[i]] = db_at(points, d, i)->row;
-  size_t pairs = 0;
-  uint64_t *pair = pc_xalloc(2 * m + 1, sizeof *pair, "DBSCAN boundary pairs");
-  for (size_t i = 0; rc == 0 && i < m; i++) {
-    const db_moving *p = db_at(points, d, i);
-    if (!is_core[i]) continue;
-    int lo, hi;
-    db_slabs_near(splitters, ranks, p->x[0], reach, &lo, &hi);
-    if (lo == hi) continue; /* held by this rank alone: nothing to join through it */
-    pair[2 * pairs] = name[local[i]], pair[2 * pairs + 1] = p->row, pairs++;
+    if (is_core[i]) name[local[i]] = rows[i];
+  /* (name, row) of the core points other ranks hold too: the pieces they join */
+  size_t *slot = pc_xalloc(DB_BLOCKS + 1, sizeof *slot, "DBSCAN boundary slots");
+  slot[0] = 0;
+  HOST_PAR_FOR(schedule(dynamic, 1))
+  for (size_t b = 0; b < DB_BLOCKS; b++) {
+    size_t boundary = 0;
+    for (size_t i = db_block_start(m, b); rc == 0 && i < db_block_start(m, b + 1); i++) {
+      int lo, hi;
+      db_slabs_near(splitters, ranks, lx[i * d], reach, &lo, &hi);
+      boundary += is_core[i] && lo != hi;
+    }
+    slot[b + 1] = boundary;
+  }
+  for (size_t b = 0; b < DB_BLOCKS; b++) slot[b + 1] += slot[b];
+  const size_t pairs = slot[DB_BLOCKS];
+  uint64_t *pair = pc_xalloc(2 * pairs + 1, sizeof *pair, "DBSCAN boundary pairs");
+  HOST_PAR_FOR(schedule(dynamic, 1))
+  for (size_t b = 0; b < DB_BLOCKS; b++) {
+    size_t at = slot[b];
+    for (size_t i = db_block_start(m, b); rc == 0 && i < db_block_start(m, b + 1); i++) {
+      int lo, hi;
+      db_slabs_near(splitters, ranks, lx[i * d], reach, &lo, &hi);
+      if (is_core[i] && lo != hi) pair[2 * at] = name[local[i]], pair[2 * at + 1] = rows[i], at++;
+    }
   }
   uint64_t *joined_name = NULL, *joined_root = NULL;
   size_t joined = 0;
@@ -317,8 +418,8 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
   size_t owned = 0;
   uint64_t *mine = pc_xalloc(pieces + 1, sizeof *mine, "DBSCAN cluster names");
   for (size_t c = 0; c < pieces; c++) {
-    const size_t i = db_find_row(points, m, d, name[c]);
-    if (i < m && !db_at(points, d, i)->halo) mine[owned++] = name[c];
+    const size_t i = db_find_row(rows, m, name[c]);
+    if (i < m && db_slab_of(splitters, ranks, lx[i * d]) == me) mine[owned++] = name[c];
   }
   qsort(mine, owned, sizeof *mine, db_cmp_u64);
   size_t distinct = 0;
@@ -327,36 +428,26 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
   size_t clusters;
   uint64_t *cluster = pc_dist_allgather(mine, distinct, sizeof *mine, &clusters);
   qsort(cluster, clusters, sizeof *cluster, db_cmp_u64);
-  /* a core point's id; border points take the smallest among their core neighbours' ids in a
-   * third local run, told the flags and these ids (every neighbour of an own point is here) */
+  /* each piece's cluster id; a core point takes its piece's, and border points the smallest among
+   * their core neighbours' ids in a third local run, told the flags and these ids (every
+   * neighbour of an own point is here) */
+  int *piece_id = pc_xalloc(pieces + 1, sizeof *piece_id, "DBSCAN cluster ids");
+  for (size_t c = 0; c < pieces; c++)
+    piece_id[c] = (int)((uint64_t *)bsearch(&name[c], cluster, clusters, sizeof *cluster, db_cmp_u64) - cluster);
   int *core_label = local; /* the pieces' numbers, replaced by the ids */
-  for (size_t i = 0; rc == 0 && i < m; i++)
-    if (is_core[i]) {
-      const uint64_t *id = bsearch(&name[local[i]], cluster, clusters, sizeof *cluster, db_cmp_u64);
-      core_label[i] = (int)(id - cluster);
-    }
+  HOST_PAR_FOR(schedule(static))
+  for (size_t i = 0; i < m; i++)
+    if (rc == 0 && is_core[i]) core_label[i] = piece_id[local[i]];
   int *label = pc_xalloc(m ? m : 1, sizeof *label, "DBSCAN local labels");
   const db_given ids_given = {.core_in = is_core, .label_in = core_label};
   if (rc == 0 && db_local_run(lx, m, d, params, &ids_given, label, NULL, &part, &local_s) != 0) rc = -1;
   DEV_EXIT(map(delete : lx[0 : nlx]))
-  /* every own point's (row, label), back to the rank holding the row */
-  int64_t *back = pc_xalloc(2 * m + 1, sizeof *back, "DBSCAN labels to send");
-  size_t *counts = pc_xalloc((size_t)ranks, sizeof *counts, "DBSCAN send counts");
-  for (int r = 0; r < ranks; r++) counts[r] = 0;
-  size_t own = 0;
   long core = 0, border = 0;
-  for (size_t i = 0; rc == 0 && i < m; i++) {
-    const db_moving *p = db_at(points, d, i);
-    if (p->halo) continue;
-    core += is_core[i], border += !is_core[i] && label[i] >= 0;
-    back[2 * own] = (int64_t)p->row, back[2 * own + 1] = label[i], own++;
-    counts[pc_dist_slice_owner(n_all, p->row)]++;
-  }
-  /* grouped by destination rank: own points are in row order, and so are the ranks' slices */
-  size_t got;
-  int64_t *mine_back = db_exchange(back, counts, 2 * sizeof *back, &got);
-  if (pc_dist_any_failed(rc != 0 || !mine_back)) rc = -1;
-  for (size_t q = 0; rc == 0 && q < got; q++) labels[mine_back[2 * q] - (int64_t)first] = (int)mine_back[2 * q + 1];
+  HOST_PAR_FOR(schedule(static) reduction(+ : core, border))
+  for (size_t i = 0; i < m; i++)
+    if (rc == 0 && db_slab_of(splitters, ranks, lx[i * d]) == me) core += is_core[i], border += !is_core[i] && label[i] >= 0;
+  if (pc_dist_any_failed(rc != 0)) rc = -1;
+  if (rc == 0) rc = db_labels_back(lx, rows, label, m, d, splitters, n_all, x, n, owned_by, labels);
   const double t_label = pc_now();
 
   result->index = part.index; /* as the first local run resolved it (auto: by d alone) */
@@ -364,7 +455,7 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
   result->core = pc_dist_sum_long(core);
   result->border = pc_dist_sum_long(border);
   result->noise = (long)n_all - result->core - result->border;
-  result->working_bytes = m * (item + d * sizeof(float) + 2 * sizeof(int) + 1);
+  result->working_bytes = m * (d * sizeof(float) + sizeof(uint64_t) + 2 * sizeof(int) + 1);
   result->phase_s[DB_PHASE_INDEX] = t_partition - t_start;
   result->phase_s[DB_PHASE_CORE] = t_core - t_partition;
   result->phase_s[DB_PHASE_CONNECT] = t_connect - t_core;
@@ -373,7 +464,7 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
   result->ranks_local_s = local_s;
   result->ranks_exchange_s = db_exchange_s;
   result->ranks_points_held = m;
-  free(splitters), free(points), free(lx), free(local), free(is_core), free(name), free(pair), free(joined_name);
-  free(joined_root), free(mine), free(cluster), free(label), free(back), free(counts), free(mine_back);
+  free(splitters), free(owned_by), free(lx), free(rows), free(local), free(is_core), free(name), free(slot);
+  free(pair), free(joined_name), free(joined_root), free(mine), free(cluster), free(piece_id), free(label);
   return rc;
 }
