@@ -63,7 +63,7 @@
 #endif
 
 const char *const km_phase_names[KM_NPHASES] = {"h2d", "assign", "update", "d2h"};
-const char *const km_distance_names[KM_NDISTANCES] = {"direct", "dot", "gemm", "gemm-tf32", "dot-3xtf32"};
+const char *const km_distance_names[KM_NDISTANCES] = {"direct", "dot", "gemm", "gemm-tf32", "dot-3xtf32", "auto"};
 
 /* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
  * overrides one, `info` lists them and a report names those changed (knobs.h). */
@@ -541,11 +541,12 @@ typedef struct {
 
 static km_device_arrays km_device_arrays_of(size_t n, size_t d, const km_params *p, size_t block) {
   const int k = p->k, kpad = (k + KM_TILE - 1) / KM_TILE * KM_TILE;
-  const int gemm = p->distance == KM_DISTANCE_GEMM || p->distance == KM_DISTANCE_GEMM_TF32;
+  const km_distance distance = km_distance_for(n, d, p);
+  const int gemm = distance == KM_DISTANCE_GEMM || distance == KM_DISTANCE_GEMM_TF32;
   const size_t held = block ? 2 * block : n, span = block ? block : n; /* points there; an assign step's */
   km_device_arrays a;
   a.ct = (size_t)kpad * d;
-  a.cs_lo = p->distance == KM_DISTANCE_DOT_3XTF32 ? a.ct : 1; /* the tails of cs (tensor cores) */
+  a.cs_lo = distance == KM_DISTANCE_DOT_3XTF32 ? a.ct : 1; /* the tails of cs (tensor cores) */
   a.norm_parts = (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK * (size_t)kpad;
   a.sums = km_plan_update(span, d, k).copies * (d + 1) * (size_t)k;
   a.scale_ranges = block ? 1 : km_ranges_per_dimension(n, d); /* out of core: d maxima, from the host */
@@ -860,6 +861,34 @@ static km_path km_small_run_path(size_t n, size_t d, int k, int kpad, int on_dev
   const size_t work = n * (size_t)kpad * d;
   return work <= (size_t)KM_ONE_TEAM_WORK ? KM_PATH_ONE_TEAM : work <= (size_t)KM_FUSED_WORK ? KM_PATH_FUSED
                                                                                              : KM_PATH_GENERAL;
+}
+
+/* --distance auto on the host: the dot form from this k d on (one multiply-add a feature instead of
+ * two operations; below it the dot form's centroid preparation each iteration costs more than it
+ * saves). Measured on 16 threads of an H200 machine's Xeon, docs/performance.md (2026-11-27). */
+#define KM_AUTO_HOST_DOT_KD 256
+
+/* Whether the dot form's rounding stays near direct's for k clusters in d dimensions. Its terms are
+ * of the size of the points' spread squared, direct's of the distance to the nearest centroid
+ * squared: for k clusters spread evenly their ratio is about k^(2/d). auto takes a dot form only
+ * where that is at most 16 (4 of float32's 24 bits): k <= 4^d. (1-D data with 2,100 clusters in the
+ * tests: a fifth of the labels moved under the dot form.) */
+static int km_dot_near_direct(size_t d, int k) { return d >= 16 || (size_t)k <= (size_t)1 << (2 * d); }
+
+km_distance km_distance_for(size_t n, size_t d, const km_params *p) {
+  if (p->distance != KM_DISTANCE_AUTO) return p->distance;
+  const int k = p->k, kpad = (k + KM_TILE - 1) / KM_TILE * KM_TILE;
+  if (!km_dot_near_direct(d, k)) return KM_DISTANCE_DIRECT;
+  if (PC_HAS_DEVICE && pc_offloading()) {
+    /* on the GPU the small-run paths (portable distances only) win where they apply, and the
+     * tensor cores beat direct on every shape of the general path measured; the shape as one
+     * process's km_small_run_path sees it, so that MPI ranks choose as one process does */
+    const int small = p->update == KM_UPDATE_DEVICE && (size_t)k * (d + 1) <= KM_TEAM_SUMS &&
+                      n * (size_t)kpad * d <= (size_t)KM_FUSED_WORK;
+    const km_tuned_kernels *tuned = p->kernels == PC_KERNELS_PORTABLE ? NULL : km_tuned();
+    return !small && tuned && tuned->has_tensor ? KM_DISTANCE_DOT_3XTF32 : KM_DISTANCE_DIRECT;
+  }
+  return (size_t)k * d >= KM_AUTO_HOST_DOT_KD ? KM_DISTANCE_DOT : KM_DISTANCE_DIRECT;
 }
 
 /* The smallest runs (KM_PATH_ONE_TEAM): every iteration in one target region on one team, which
@@ -1186,8 +1215,11 @@ static double km_sse_blocks(km_stream *s, const float *ct, const int *labels, in
   return sse;
 }
 
-int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *centroids, int *labels,
+int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *centroids, int *labels,
            km_result *result) {
+  km_params chosen = *asked; /* auto resolved */
+  chosen.distance = km_distance_for(n, d, asked);
+  const km_params *params = &chosen;
   const int k = params->k, direct = params->distance == KM_DISTANCE_DIRECT;
   /* cuBLAS for the dot products (kmeans_gemm.c); km_prepare makes the same cs and cn as for dot */
   const int gemm = params->distance == KM_DISTANCE_GEMM || params->distance == KM_DISTANCE_GEMM_TF32;
@@ -1205,6 +1237,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *
   double *iteration_s = result->iteration_s;
   memset(result, 0, sizeof *result);
   result->iteration_s = iteration_s;
+  result->distance = params->distance;
   result->splits = 1;
   result->update_sums = on_device ? km_sums_names[update.method] : "host";
   result->kernels = gemm ? "cublas" : "portable";

@@ -16,7 +16,7 @@
 
 typedef enum { KM_UPDATE_DEVICE, KM_UPDATE_HOST } km_update_where;
 
-/* How the assign step computes distances. KM_DISTANCE_DIRECT (the program's default):
+/* How the assign step computes distances. KM_DISTANCE_DIRECT:
  * sum((x - c)^2), a subtraction and a multiply-add per feature (the course report's formula;
  * exact ties go to the lowest index). KM_DISTANCE_DOT: |c|^2 - 2 x.c on centroids shifted by
  * their initial mean, one multiply-add per feature (what GEMM-based k-means does; float32
@@ -26,13 +26,16 @@ typedef enum { KM_UPDATE_DEVICE, KM_UPDATE_HOST } km_update_where;
  * allow_tf32); other builds, or a gpu run on the host, fail with a message. KM_DISTANCE_DOT_3XTF32
  * (gpu variant on a GPU only, likewise): the dot form with x.c from the TF32 tensor cores, each
  * float split into two TF32 parts ("3xTF32"), about as accurate as float32
- * (kmeans_assign_gpu.c, km_assign_mma; the tuned kernels only). */
+ * (kmeans_assign_gpu.c, km_assign_mma; the tuned kernels only). KM_DISTANCE_AUTO (the program's
+ * and the library's default): the fastest of these whose labels are direct's on data without exact
+ * ties, by the shape and where the kernels run (km_distance_for). */
 typedef enum {
   KM_DISTANCE_DIRECT,
   KM_DISTANCE_DOT,
   KM_DISTANCE_GEMM,
   KM_DISTANCE_GEMM_TF32,
   KM_DISTANCE_DOT_3XTF32,
+  KM_DISTANCE_AUTO,
   KM_NDISTANCES
 } km_distance;
 extern const char *const km_distance_names[KM_NDISTANCES];
@@ -65,6 +68,7 @@ typedef struct {
   double phase_s[KM_NPHASES];
   double total_s;        /* whole run: h2d, iterations, d2h */
   double *iteration_s;   /* max_iter entries (caller-owned): time of each iteration */
+  km_distance distance;  /* the distance the run used (KM_DISTANCE_AUTO resolved: km_distance_for) */
   int splits;            /* ranges the centroids were split into per point (tuned GPU kernels: small n) */
   const char *kernels;   /* the assign kernels that ran: "portable", "cublas" or the tuned ones' name */
   const char *update_sums; /* how the update step summed the clusters: "whole-clusters",
@@ -88,6 +92,14 @@ typedef struct {
  * with the gemm distances: not the gpu variant, no GPU or cuBLAS, a cuBLAS error).
  */
 int km_run(const float *xt, size_t n, size_t d, const km_params *params, float *centroids, int *labels, km_result *result);
+
+/* The distance a run with params on n points of d features uses: params->distance, or for
+ * KM_DISTANCE_AUTO, by the crossovers measured (docs/performance.md, 2026-11-27): direct where a dot
+ * form's rounding would be far from direct's (k > 4^d below d = 16); on a GPU direct where the
+ * small-run paths take the shape, else the tensor cores (dot-3xtf32) where this build has them
+ * (else direct); on the host the dot form from k d = KM_AUTO_HOST_DOT_KD, else direct.
+ * Across MPI ranks pass the ranks' total n, so that every rank and one process choose alike. */
+km_distance km_distance_for(size_t n, size_t d, const km_params *params);
 
 /* How km_run will use the device's memory (gpu variant): the limit it may take (params->device_memory,
  * at most what the device has free for this process, less KM_DEVICE_RESERVE; SIZE_MAX where no

@@ -180,7 +180,7 @@ void pragmaclust_kmeans_options_init(pragmaclust_kmeans_options *o) {
   o->max_iter = API_KMEANS_MAX_ITER;
   o->tol = -1.0;
   o->update = PRAGMACLUST_UPDATE_DEVICE;
-  o->distance = PRAGMACLUST_DISTANCE_DIRECT;
+  o->distance = PRAGMACLUST_DISTANCE_AUTO;
   o->kernels = PRAGMACLUST_KERNELS_TUNED;
 }
 

@@ -37,8 +37,13 @@ static const char usage[] =
     "                       the run stops when no assignment changes)\n"
     "  --update device|host where new centroids are computed (gpu variant): on the GPU (Cao's GPU-C,\n"
     "                       default) or on the host from the retrieved labels (GPU-L)\n"
-    "  --distance direct|dot  how the assign step measures distances: sum((x - c)^2) (default; the\n"
-    "                       course report's; exact ties go to the lowest index) or |c|^2 - 2x.c on\n"
+    "  --distance auto      (default) the fastest distance below whose labels are direct's on data\n"
+    "                       without exact ties (the report's distance_used): direct where k > 4^d\n"
+    "                       (d < 16: clusters close against the data's spread); else on a GPU\n"
+    "                       dot-3xtf32, but direct for runs small enough for one region an\n"
+    "                       iteration; on the host dot from k d = 256, else direct\n"
+    "  --distance direct|dot  how the assign step measures distances: sum((x - c)^2) (the course\n"
+    "                       report's; exact ties go to the lowest index) or |c|^2 - 2x.c on\n"
     "                       shifted centroids (one multiply-add per feature, as GEMM-based k-means:\n"
     "                       faster for large d, float32 rounding may break exact ties otherwise)\n"
     "  --distance gemm|gemm-tf32  (gpu variant) the dot form with the dot products from cuBLAS' SGEMM,\n"
@@ -104,12 +109,13 @@ static void handle_option(int id, const char *arg, void *ctx) {
       else pc_die(PC_EXIT_USAGE, "option --update: expected device or host, got '%s'", arg);
       break;
     case OPT_DISTANCE:
-      if (!strcmp(arg, "dot")) o->params.distance = KM_DISTANCE_DOT;
+      if (!strcmp(arg, "auto")) o->params.distance = KM_DISTANCE_AUTO;
+      else if (!strcmp(arg, "dot")) o->params.distance = KM_DISTANCE_DOT;
       else if (!strcmp(arg, "direct")) o->params.distance = KM_DISTANCE_DIRECT;
       else if (!strcmp(arg, "gemm")) o->params.distance = KM_DISTANCE_GEMM;
       else if (!strcmp(arg, "gemm-tf32")) o->params.distance = KM_DISTANCE_GEMM_TF32;
       else if (!strcmp(arg, "dot-3xtf32")) o->params.distance = KM_DISTANCE_DOT_3XTF32;
-      else pc_die(PC_EXIT_USAGE, "option --distance: expected direct, dot, gemm, gemm-tf32 or dot-3xtf32, got '%s'", arg);
+      else pc_die(PC_EXIT_USAGE, "option --distance: expected auto, direct, dot, gemm, gemm-tf32 or dot-3xtf32, got '%s'", arg);
       if ((o->params.distance == KM_DISTANCE_GEMM || o->params.distance == KM_DISTANCE_GEMM_TF32) && !km_gemm_built())
         pc_die(PC_EXIT_USAGE, "option --distance %s: needs the gpu variant (cuBLAS on the GPU); this is the %s build", arg,
                pc_build_variant());
@@ -190,13 +196,13 @@ static void check_last_pass(pc_run *r, const km_params *params, const float *xt,
   if (km_run(xt, n, d, &one, after, pass_labels, &pass) != 0) pc_die(PC_EXIT_USAGE, "kmeans --check: %s", pc_last_error());
   pc_check ck = {0};
   const int settled = res->converged && res->last_changed == 0;
-  pc_check_kmeans(&ck, xt, n, d, (int)k, params->distance, centroids, pass_labels, after, settled ? labels : NULL);
+  pc_check_kmeans(&ck, xt, n, d, (int)k, res->distance, centroids, pass_labels, after, settled ? labels : NULL);
   pc_run_check(r, &ck);
   free(after), free(pass_labels);
 }
 
 int pc_cmd_kmeans(int argc, char **argv) {
-  kmeans_opts o = {.k = 0, .params = {.max_iter = 1000, .tol = -1.0, .update = KM_UPDATE_DEVICE}};
+  kmeans_opts o = {.k = 0, .params = {.max_iter = 1000, .tol = -1.0, .update = KM_UPDATE_DEVICE, .distance = KM_DISTANCE_AUTO}};
   pc_common_opts c;
   pc_cli_parse("kmeans", argc, argv, own_options, "k:", handle_option, &o, usage, &c);
   if (o.k == 0) pc_die(PC_EXIT_USAGE, "kmeans: -k K is required");
@@ -218,6 +224,9 @@ int pc_cmd_kmeans(int argc, char **argv) {
   const size_t n = pts.n; /* across MPI ranks this rank's slice of the rows (dist.h; pc_load_input) */
   o.params.k = (int)k;
   o.params.kernels = c.kernels;
+  /* --distance auto, by the whole problem's shape: alike on every rank and in one process */
+  const km_distance asked = o.params.distance;
+  o.params.distance = km_distance_for(n_all, d, &o.params);
   /* the gpu variant's device memory: the points on the device, or out of core, in blocks (each
    * rank's own: its slice, its share of its GPU; a limit too small for any rank is said once) */
   km_memory_plan memory;
@@ -274,7 +283,8 @@ int pc_cmd_kmeans(int argc, char **argv) {
     pc_json_int(j, "fixed_iterations", o.params.fixed_iter);
     pc_json_num(j, "tol", o.params.tol);
     pc_json_str(j, "update", o.params.update == KM_UPDATE_DEVICE ? "device" : "host");
-    pc_json_str(j, "distance", km_distance_names[o.params.distance]);
+    pc_json_str(j, "distance", km_distance_names[asked]);
+    pc_json_str(j, "distance_used", km_distance_names[res->distance]);
     pc_json_int(j, "device_memory", (long long)o.params.device_memory); /* 0: auto */
     if (gemm) {
       int version;

@@ -57,7 +57,7 @@ def main():
     ap.add_argument("--cases", default="issue", help="issue, odd, or comma-separated NxDxK (sets combine: issue,odd)")
     ap.add_argument("--iterations", type=int, default=20, help="timed iterations per run (default 20)")
     ap.add_argument("--seq-iterations", type=int, help="timed iterations for seq (default: --iterations)")
-    ap.add_argument("--distance", default="dot", choices=["dot", "direct"])
+    ap.add_argument("--distance", default="dot", choices=["dot", "direct", "auto"])
     ap.add_argument("--update", default="device", choices=["device", "host"])
     ap.add_argument("--gemm", default="yes", choices=["yes", "no"],
                     help="gpu on a GPU: also rows for --distance gemm and gemm-tf32 (default yes)")

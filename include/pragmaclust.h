@@ -1,6 +1,6 @@
 /*
  * pragmaclust.h - the C library API of pragmaclust: k-means (random, k-means++ or given initial
- * centroids; direct, dot or GEMM distances; centroid update on the device or the host), streaming
+ * centroids; direct, dot, GEMM, 3xTF32 or auto distances; centroid update on the device or the host), streaming
  * k-means, Cao et al.'s stream clustering, DBSCAN and density peaks (DPC) with incremental insert
  * and delete. The same functions in every build variant (libpragmaclust-seq, -omp, -gpu); the
  * variant decides where the parallel loops run.
@@ -120,7 +120,9 @@ typedef enum {
   PRAGMACLUST_DISTANCE_DOT,       /* |c|^2 - 2 x.c on shifted centroids */
   PRAGMACLUST_DISTANCE_GEMM,      /* the dot form by cuBLAS SGEMM (gpu variant on a GPU) */
   PRAGMACLUST_DISTANCE_GEMM_TF32, /* the same on TF32 tensor cores */
-  PRAGMACLUST_DISTANCE_DOT_3XTF32 /* x.c on TF32 tensor cores, split in two parts (gpu variant on a GPU) */
+  PRAGMACLUST_DISTANCE_DOT_3XTF32, /* x.c on TF32 tensor cores, split in two parts (gpu variant on a GPU) */
+  PRAGMACLUST_DISTANCE_AUTO        /* the default: the fastest of these whose labels are DIRECT's on data
+                                      without exact ties (DOT_3XTF32 on a GPU from k = 256, d = 16; else DIRECT) */
 } pragmaclust_distance;
 
 typedef enum { PRAGMACLUST_KERNELS_TUNED, PRAGMACLUST_KERNELS_PORTABLE } pragmaclust_kernels;
@@ -133,7 +135,7 @@ typedef struct {
   int fixed_iter;               /* > 0: exactly this many passes, ignoring convergence; default 0 */
   double tol;                   /* also stop when the summed squared centroid shift <= tol; < 0 (default): off */
   pragmaclust_update update;    /* where centroids are recomputed (gpu variant); default device */
-  pragmaclust_distance distance;/* default direct */
+  pragmaclust_distance distance;/* default auto */
   pragmaclust_kernels kernels;  /* tuned (default) or portable assign kernels: the same labels */
   size_t device_memory;         /* gpu library: the most device memory the call may take, in bytes; 0 (default):
                                    what the GPU has free. Points beyond it stream through the GPU in blocks

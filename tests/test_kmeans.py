@@ -595,6 +595,65 @@ def test_tensor_split_blocks_match_dot(gpu, work, n, d, k):
     assert rel(rep["sse"], dot[2]["sse"]) <= 1e-5
 
 
+# ---- --distance auto (the default): the fastest distance with direct's labels ------------------
+
+
+@pytest.mark.parametrize("d,k,used", [(2, 5, "direct"), (5, 51, "direct"), (4, 64, "dot"), (16, 256, "dot"),
+                                      (40, 300, "dot"), (2, 200, "direct"), (4, 257, "direct")])
+def test_auto_on_the_host(variant, work, d, k, used):
+    """auto is the default; where the assign step runs on the host (seq, omp, the gpu variant
+    without a GPU) it is the dot form from k d = 256 on, direct below and where k > 4^d (the dot
+    form's rounding far from direct's): the report names the one used, the run is that
+    distance's byte for byte, and on separated clusters its labels are direct's."""
+    if variant.name == "gpu" and ON_GPU:
+        pytest.skip("on a GPU auto chooses by the GPU's crossovers: test_auto_on_a_gpu")
+    x = f32(separated_data(d * 100 + k, 2 * k + 50, d, k))
+    path, init = write_points(work / "x.txt", x), random_rows(x, k, 1)
+    labels, cent, rep = kmeans(variant, work, path, k, init, tag="auto")
+    assert rep["params"]["distance"] == "auto" and rep["params"]["distance_used"] == used
+    same = kmeans(variant, work, path, k, init, "--distance", used, tag="used")
+    assert same[2]["params"]["distance_used"] == used
+    assert np.array_equal(labels, same[0]) and np.array_equal(cent, same[1])
+    assert rep["iterations"] == same[2]["iterations"]
+    direct = kmeans(variant, work, path, k, init, "--distance", "direct", tag="direct")
+    assert_labels_equal(labels, direct[0], f"auto ({used}) vs direct")
+
+
+@needs_gpu
+@pytest.mark.parametrize("d,k,used", [(2, 5, "direct"), (15, 256, "direct"), (16, 256, "dot-3xtf32"),
+                                      (70, 1000, "dot-3xtf32"), (3, 1400, "direct")])
+def test_auto_on_a_gpu(gpu, work, d, k, used):
+    """On a GPU auto is direct where a small-run path takes the shape (k (d + 1) <= 4096 team sums
+    and n kpad d <= 2^26) or k > 4^d, and the tensor cores elsewhere: the report names the one used, and the
+    run is that distance's, byte for byte; on well-separated clusters its labels are direct's."""
+    skip_without_tensor_kernel(gpu)
+    x, init = blobs_near_origin(d + k, 3 * k + 100, d, k, std=0.002)
+    path, init_path = write_points(work / "x.txt", x), write_points(work / "init.txt", init)
+    labels, cent, rep = kmeans(gpu, work, path, k, init_path, "--max-iter", 20, tag="auto")
+    assert rep["params"]["distance"] == "auto" and rep["params"]["distance_used"] == used
+    same = kmeans(gpu, work, path, k, init_path, "--max-iter", 20, "--distance", used, tag="used")
+    assert np.array_equal(labels, same[0]) and np.array_equal(cent, same[1])
+    direct = kmeans(gpu, work, path, k, init_path, "--max-iter", 20, "--distance", "direct", tag="direct")
+    assert_labels_equal(labels, direct[0], f"auto ({used}) vs direct")
+
+
+@needs_gpu
+@pytest.mark.parametrize("n,used", [(2_000_000, "direct"), (2_200_000, "dot-3xtf32")])
+def test_auto_on_a_gpu_by_n(gpu, work, n, used):
+    """d = 2, k = 16: the fused path up to n kpad d = 2^26 points-times-work (direct), the tensor
+    cores beyond."""
+    skip_without_tensor_kernel(gpu)
+    rep = work / "r.json"
+    gpu.kmeans_ok(f"gen:uniform:n={n},d=2,seed=3", "-k", 16, "--iterations", 1, "--report", rep)
+    assert load_report(rep)["params"]["distance_used"] == used
+
+
+def test_unknown_distance_names_auto(seq, work):
+    rc, out, err = seq.run("kmeans", "gen:blobs:n=100,d=2", "-k", 3, "--distance", "fast", "--labels", work / "l.txt")
+    assert rc == 2 and out == "" and list(work.iterdir()) == []
+    assert err.count("\n") == 1 and "expected auto, direct, dot, gemm, gemm-tf32 or dot-3xtf32, got 'fast'" in err
+
+
 # ---- the gpu variant without a GPU --------------------------------------------------------
 
 

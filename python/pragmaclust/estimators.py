@@ -172,9 +172,10 @@ class KMeans(_ClusterMixin, _NearestCentroid, _Estimator):
     kept; 1 with an array init. max_iter: passes at most. tol: None (default) stops when no
     assignment changes; a float also stops when the summed squared centroid shift is at most tol
     (an absolute bound, not scikit-learn's tol relative to the data's variance). update: where
-    the gpu variant recomputes centroids ("device" or "host"). distance: "direct" (sum of squared
-    differences; exact ties to the lowest index), "dot", and on the gpu variant "gemm",
-    "gemm-tf32", "dot-3xtf32". kernels: "tuned" or "portable" (the same labels). device_memory: the
+    the gpu variant recomputes centroids ("device" or "host"). distance: "auto" (default: the
+    fastest whose labels are "direct"'s on data without exact ties, as the program's --distance
+    auto), "direct" (sum of squared differences; exact ties to the lowest index), "dot", and on
+    the gpu variant "gemm", "gemm-tf32", "dot-3xtf32". kernels: "tuned" or "portable" (the same labels). device_memory: the
     gpu variant's most device memory in bytes (None: what the GPU has free); points beyond it stream
     through the GPU in blocks, with the same results. variant: "seq", "omp" or "gpu" (None:
     pragmaclust.default_variant()).
@@ -184,7 +185,7 @@ class KMeans(_ClusterMixin, _NearestCentroid, _Estimator):
     n_features_in_. predict, transform and score work in NumPy (float64) on the fitted centroids."""
 
     def __init__(self, n_clusters=8, *, init="k-means++", n_init=1, max_iter=300, tol=None, random_state=None,
-                 update="device", distance="direct", kernels="tuned", device_memory=None, variant=None):
+                 update="device", distance="auto", kernels="tuned", device_memory=None, variant=None):
         self.n_clusters = n_clusters
         self.init = init
         self.n_init = n_init
