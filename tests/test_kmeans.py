@@ -599,7 +599,7 @@ def test_tensor_split_blocks_match_dot(gpu, work, n, d, k):
 
 
 @pytest.mark.parametrize("d,k,used", [(2, 5, "direct"), (5, 51, "direct"), (4, 64, "dot"), (16, 256, "dot"),
-                                      (40, 300, "dot"), (2, 200, "direct"), (4, 257, "direct")])
+                                      (40, 300, "dot"), (3, 100, "direct"), (4, 257, "direct")])
 def test_auto_on_the_host(variant, work, d, k, used):
     """auto is the default; where the assign step runs on the host (seq, omp, the gpu variant
     without a GPU) it is the dot form from k d = 256 on, direct below and where k > 4^d (the dot
