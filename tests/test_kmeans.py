@@ -895,14 +895,17 @@ def test_tuned_and_portable_kernels_give_the_same_result(variant, work, distance
     ("gen:uniform:n=40000,d=5,seed=2", 5, ["--iterations", "7"], "fused"),
     ("gen:uniform:n=4000,d=5,seed=2", 5, ["--tol", "1e-4"], "one-team"),         # stopped by the shift
     ("gen:uniform:n=40000,d=5,seed=2", 5, ["--tol", "1e-4"], "fused"),
+    ("gen:uniform:n=40000,d=5,seed=2", 5, ["--max-iter", "3"], "fused"),          # stopped before converging
+    ("gen:uniform:n=40000,d=5,seed=2", 5, ["--max-iter", "1"], "fused"),
 ])
 def test_small_run_paths_match_sequential(seq, gpu, work, gen, k, extra, path):
     """The gpu variant's runs of small k (d + 1) (km_small_run_path): the smallest take every
     iteration in one target region on one team (km_iterate_in_one_team), the next ones one region
     an iteration (assignment and team-local sums in one pass, the last team to finish makes the
     centroids: km_fused_pass, with several teams; on the host fallback one per thread,
-    OMP_NUM_THREADS=2). Both give seq's labels, centroids and iteration count bit for bit, and the
-    report names the path; a run of larger k (d + 1) takes neither."""
+    OMP_NUM_THREADS=2; without --tol each pass is read while the next runs). Both give seq's labels,
+    centroids and iteration count bit for bit, and the report names the path; a run of larger
+    k (d + 1) takes neither."""
     out = {}
     for b in (seq, gpu):
         rc, _, err = b.run("kmeans", gen, "-k", k, *extra, "--labels", work / f"{b.name}.npy", "--centroids",
