@@ -976,22 +976,19 @@ static void km_fused_shape(size_t n, int *teams, int *threads) {
  * labels and the summed squared shift. The same formulas as the other path, so the same labels
  * and centroids bit for bit. The fences (PAR_FLUSH) order each team's global adds before its
  * arrival, and the arrivals before the last team's reads. sums and state start at zero (the run
- * clears them once; every pass leaves them so). The pass is launched without waiting for it
- * (gpu variant: a deferred target task, after the passes launched before it); out[0] and out[1]
- * get its changed labels and summed squared shift once DEV_WAIT(depend(in : out[0])) returns. */
-static __attribute__((unused)) void km_fused_pass(const float *restrict xt, float *restrict ct,
+ * clears them once; every pass leaves them so). */
+static __attribute__((unused)) long km_fused_pass(const float *restrict xt, float *restrict ct,
                                                   const float *restrict offset, float *restrict cs, float *restrict cn,
                                                   int *restrict labels, km_fixed *restrict sums,
                                                   km_fixed *restrict state, const float *restrict scale,
                                                   const double *restrict unscale, size_t n, size_t d, int k, int kpad,
-                                                  int direct, int teams, int threads, double *restrict out) {
+                                                  int direct, int teams, int threads, double *shift_out) {
   const size_t row = d + 1, len = (size_t)k * row, entries = d * (size_t)kpad, kd = (size_t)k * d;
   const size_t chunks = direct ? 0 : (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK;
   const size_t nexts = len > entries ? len : entries; /* the last team's second loop */
-  /* out: changed labels (exact in a double) and shift, one map, not two */
+  double out[2] = {0.0, 0.0}; /* changed labels (exact in a double) and shift: one map, not two */
   (void)threads; /* a clause of the gpu variant's only */
-  PAR_TEAMS_FOR(num_teams(teams) thread_limit(threads) map(from : out[0 : 2]) nowait depend(inout : state[0])
-                    depend(out : out[0]))
+  PAR_TEAMS_FOR(num_teams(teams) thread_limit(threads) map(from : out[0 : 2]))
   for (int t = 0; t < teams; t++) {
     km_team_word local[KM_SUM_WORDS * KM_TEAM_SUMS];
     TEAM_LOCAL(local)
@@ -1053,6 +1050,8 @@ static __attribute__((unused)) void km_fused_pass(const float *restrict xt, floa
       out[1] = moved;
     }
   }
+  *shift_out = out[1];
+  return (long)out[0];
 }
 
 static double km_sse(const float *restrict xt, const float *restrict ct, const int *restrict labels, size_t n, size_t d,
@@ -1349,30 +1348,17 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
     result->phase_s[KM_PHASE_ASSIGN] += loop_s;
     for (int it = 0; iteration_s && it < result->iterations; it++) iteration_s[it] = loop_s / result->iterations;
   }
-  /* The fused passes, each read one pass late where that is exact: pass it + 1 is launched before
-   * pass it's counts are read, so that its launch and the read-back overlap the GPU's work. A pass
-   * that changes no label leaves the centroids as they were (the same sums), so the pass after it,
-   * already launched, changes nothing either: the labels, centroids and iteration count are those of
-   * stopping at once. With --tol the centroids may still move after the test holds: no pass ahead. */
-  const int ahead = params->fixed_iter > 0 || params->tol < 0;
-  double fused_out[4]; /* (changed, shift) of passes taking turns: pass it's at 2 (it % 2) */
-  int launched = 0;
-  double t_read = pc_now();
   for (int it = 0; fused && it < iterations_wanted; it++) {
     if (pc_stop_requested()) {
-      DEV_WAIT() /* the pass ahead, if any, before the device data is released */
       pc_fail_stopped("k-means: interrupted after %d iterations", it);
       failed = 1;
       break;
     }
-    for (; launched <= it + ahead && launched < iterations_wanted; launched++)
-      km_fused_pass(xt, ct, offset, cs, cn, labels, sums, fused_state, scale, unscale, n, d, k, kpad, direct,
-                    fused_teams, fused_threads, fused_out + 2 * (launched % 2));
-    const double *out = fused_out + 2 * (it % 2);
-    DEV_WAIT(depend(in : out[0]))
-    const long changed = (long)out[0];
-    const double shift = out[1], now = pc_now(), pass_s = now - t_read; /* as assign: steps not timed apart */
-    t_read = now;
+    const double t_iter = pc_now();
+    double shift;
+    const long changed = km_fused_pass(xt, ct, offset, cs, cn, labels, sums, fused_state, scale, unscale, n, d, k,
+                                       kpad, direct, fused_teams, fused_threads, &shift);
+    const double pass_s = pc_now() - t_iter; /* as assign: the steps are not timed apart */
     result->phase_s[KM_PHASE_ASSIGN] += pass_s;
     if (iteration_s) iteration_s[it] = pass_s;
     result->iterations = it + 1;
@@ -1381,9 +1367,6 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
       result->converged = 1;
       break;
     }
-  }
-  if (fused) {
-    DEV_WAIT() /* the pass ahead of the last one read */
   }
   for (int it = 0; path == KM_PATH_GENERAL && it < iterations_wanted; it++) {
     if (pc_stop_requested()) { /* pragmaclust_interrupt: stop between iterations, the device data released */

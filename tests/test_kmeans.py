@@ -903,9 +903,9 @@ def test_small_run_paths_match_sequential(seq, gpu, work, gen, k, extra, path):
     iteration in one target region on one team (km_iterate_in_one_team), the next ones one region
     an iteration (assignment and team-local sums in one pass, the last team to finish makes the
     centroids: km_fused_pass, with several teams; on the host fallback one per thread,
-    OMP_NUM_THREADS=2; without --tol each pass is read while the next runs). Both give seq's labels,
-    centroids and iteration count bit for bit, and the report names the path; a run of larger
-    k (d + 1) takes neither."""
+    OMP_NUM_THREADS=2). Both give seq's labels, centroids and iteration count bit for bit (runs
+    stopped by convergence, --tol, --max-iter or --iterations), and the report names the path; a
+    run of larger k (d + 1) takes neither."""
     out = {}
     for b in (seq, gpu):
         rc, _, err = b.run("kmeans", gen, "-k", k, *extra, "--labels", work / f"{b.name}.npy", "--centroids",
