@@ -84,8 +84,9 @@ static int db_cmp_u64(const void *a, const void *b) {
 static size_t db_block_start(size_t m, size_t b) { return m / DB_BLOCKS * b + m % DB_BLOCKS * b / DB_BLOCKS; }
 
 /* slot[b * ranks + r], block b's count of items for rank r, becomes the block's first slot in a
- * buffer grouped by rank (blocks in order within a rank); sends[r] gets rank r's count. */
-static void db_block_slots(size_t *slot, int ranks, size_t *sends) {
+ * buffer grouped by rank (blocks in order within a rank); sends[r] gets rank r's count. Returns
+ * the buffer's size. */
+static size_t db_block_slots(size_t *slot, int ranks, size_t *sends) {
   size_t at = 0;
   for (int r = 0; r < ranks; r++) {
     const size_t first = at;
@@ -95,6 +96,7 @@ static void db_block_slots(size_t *slot, int ranks, size_t *sends) {
     }
     sends[r] = at - first;
   }
+  return at;
 }
 
 /* The rank whose slab holds first-feature value v: splitters[r - 1] <= v < splitters[r]. */
@@ -153,9 +155,7 @@ static int db_partition(const float *x, size_t n, size_t first, size_t d, const 
       for (int r = lo; r <= hi; r++) to[r]++;
     }
   }
-  db_block_slots(slot, ranks, counts);
-  size_t total = 0;
-  for (size_t r = 0; r < nr; r++) total += counts[r];
+  const size_t total = db_block_slots(slot, ranks, counts);
   float *send_x = pc_xalloc(total ? total : 1, d * sizeof *send_x, "DBSCAN points to send");
   uint64_t *send_row = pc_xalloc(total ? total : 1, sizeof *send_row, "DBSCAN rows to send");
   HOST_PAR_FOR(schedule(dynamic, 1))
@@ -208,10 +208,8 @@ static int db_share_core_flags(const float *lx, size_t m, size_t d, const float 
         for (int r = lo; r <= hi; r++) to[r] += r != me;
     }
   }
-  db_block_slots(out, ranks, counts);
+  const size_t total = db_block_slots(out, ranks, counts);
   db_block_slots(in, ranks, expected);
-  size_t total = 0;
-  for (size_t r = 0; r < nr; r++) total += counts[r];
   unsigned char *flags = pc_xalloc(total ? total : 1, 1, "DBSCAN core flags to send");
   HOST_PAR_FOR(schedule(dynamic, 1))
   for (size_t b = 0; b < DB_BLOCKS; b++) {
@@ -257,10 +255,8 @@ static int db_labels_back(const float *lx, const uint64_t *rows, const int *labe
     for (size_t i = db_block_start(m, b); i < db_block_start(m, b + 1); i++)
       if (db_slab_of(splitters, ranks, lx[i * d]) == me) to[pc_dist_slice_owner(n_all, rows[i])]++;
   }
-  db_block_slots(slot, ranks, counts);
+  const size_t total = db_block_slots(slot, ranks, counts);
   db_block_slots(owned_by, ranks, expected);
-  size_t total = 0;
-  for (size_t r = 0; r < nr; r++) total += counts[r];
   int *send = pc_xalloc(total ? total : 1, sizeof *send, "DBSCAN labels to send");
   HOST_PAR_FOR(schedule(dynamic, 1))
   for (size_t b = 0; b < DB_BLOCKS; b++) {
@@ -445,7 +441,8 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
   long core = 0, border = 0;
   HOST_PAR_FOR(schedule(static) reduction(+ : core, border))
   for (size_t i = 0; i < m; i++)
-    if (rc == 0 && db_slab_of(splitters, ranks, lx[i * d]) == me) core += is_core[i], border += !is_core[i] && label[i] >= 0;
+    if (rc == 0 && db_slab_of(splitters, ranks, lx[i * d]) == me)
+      core += is_core[i], border += !is_core[i] && label[i] >= 0;
   if (pc_dist_any_failed(rc != 0)) rc = -1;
   if (rc == 0) rc = db_labels_back(lx, rows, label, m, d, splitters, n_all, x, n, owned_by, labels);
   const double t_label = pc_now();

@@ -855,12 +855,17 @@ DEV_FUNCS_END
  * KM_PATH_ONE_TEAM up to KM_ONE_TEAM_WORK multiply-adds an assign step, KM_PATH_FUSED up to
  * KM_FUSED_WORK; else KM_PATH_GENERAL (larger steps, where the tuned kernels win). */
 typedef enum { KM_PATH_GENERAL, KM_PATH_ONE_TEAM, KM_PATH_FUSED } km_path;
-static km_path km_small_run_path(size_t n, size_t d, int k, int kpad, int on_device, int portable_distance) {
-  if (!PC_HAS_DEVICE || !on_device || !portable_distance || (size_t)k * (d + 1) > KM_TEAM_SUMS) return KM_PATH_GENERAL;
-  if (pc_dist_size() > 1) return KM_PATH_GENERAL; /* the ranks' sums meet between the steps of an iteration */
+/* The path the shape alone asks for (the sums and the work), whatever runs it. */
+static km_path km_small_run_shape(size_t n, size_t d, int k, int kpad) {
+  if ((size_t)k * (d + 1) > KM_TEAM_SUMS) return KM_PATH_GENERAL;
   const size_t work = n * (size_t)kpad * d;
   return work <= (size_t)KM_ONE_TEAM_WORK ? KM_PATH_ONE_TEAM : work <= (size_t)KM_FUSED_WORK ? KM_PATH_FUSED
                                                                                              : KM_PATH_GENERAL;
+}
+static km_path km_small_run_path(size_t n, size_t d, int k, int kpad, int on_device, int portable_distance) {
+  if (!PC_HAS_DEVICE || !on_device || !portable_distance) return KM_PATH_GENERAL;
+  if (pc_dist_size() > 1) return KM_PATH_GENERAL; /* the ranks' sums meet between the steps of an iteration */
+  return km_small_run_shape(n, d, k, kpad);
 }
 
 /* --distance auto on the host: the dot form from this k d on (one multiply-add a feature instead of
@@ -882,9 +887,8 @@ km_distance km_distance_for(size_t n, size_t d, const km_params *p) {
   if (PC_HAS_DEVICE && pc_offloading()) {
     /* on the GPU the small-run paths (portable distances only) win where they apply, and the
      * tensor cores beat direct on every shape of the general path measured; the shape as one
-     * process's km_small_run_path sees it, so that MPI ranks choose as one process does */
-    const int small = p->update == KM_UPDATE_DEVICE && (size_t)k * (d + 1) <= KM_TEAM_SUMS &&
-                      n * (size_t)kpad * d <= (size_t)KM_FUSED_WORK;
+     * process sees it (not its ranks), so that MPI ranks choose as one process does */
+    const int small = p->update == KM_UPDATE_DEVICE && km_small_run_shape(n, d, k, kpad) != KM_PATH_GENERAL;
     const km_tuned_kernels *tuned = p->kernels == PC_KERNELS_PORTABLE ? NULL : km_tuned();
     return !small && tuned && tuned->has_tensor ? KM_DISTANCE_DOT_3XTF32 : KM_DISTANCE_DIRECT;
   }
