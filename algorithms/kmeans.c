@@ -103,8 +103,9 @@ PC_KNOB(KM_SUM_COPY_BYTES)
 #define KM_MAX_SUM_COPIES KM_MAX_SUM_COPIES_DEFAULT
 #endif
 PC_KNOB(KM_MAX_SUM_COPIES)
-/* Teams of the team-local update methods per multiprocessor (GPU). */
-#define KM_GPU_UPDATE_TEAMS_PER_SM_DEFAULT 4
+/* Teams of the team-local update methods per multiprocessor (GPU): as many as fit it at once (three
+ * of 256 threads at 72 registers each; four made a second, partial wave: docs/performance.md). */
+#define KM_GPU_UPDATE_TEAMS_PER_SM_DEFAULT 3
 #ifndef KM_GPU_UPDATE_TEAMS_PER_SM
 #define KM_GPU_UPDATE_TEAMS_PER_SM KM_GPU_UPDATE_TEAMS_PER_SM_DEFAULT
 #endif

@@ -903,6 +903,27 @@ def test_tuned_and_portable_kernels_give_the_same_result(variant, work, distance
         assert out["tuned"][2] == out["portable"][2]
 
 
+@pytest.mark.parametrize("distance", ["direct", "dot"])
+@pytest.mark.parametrize("gen, k", [("gen:uniform:n=5001,d=7,seed=3", 13),      # kpad 16
+                                    ("gen:uniform:n=5001,d=7,seed=3", 29),      # kpad 32
+                                    ("gen:uniform:n=1029,d=250,seed=5", 9)])    # many feature chunks
+def test_tuned_kernels_at_small_k_match_sequential(seq, gpu, work, gen, k, distance):
+    """The gpu variant's tuned assign step where k is far below its blocks of 64 centroids, off
+    the small-run paths (--update host): uniform data, where near-ties abound, give seq's labels,
+    centroids and iterations bit for bit, with n not a multiple of a block's points. Without a
+    GPU the portable loop runs, as the report says."""
+    out = {}
+    for b in (seq, gpu):
+        rep = work / f"{b.name}.json"
+        b.kmeans_ok(gen, "-k", k, "--distance", distance, "--update", "host", "--max-iter", 25, "--labels",
+                    work / f"{b.name}.npy", "--centroids", work / f"{b.name}.c.npy", "--report", rep)
+        out[b.name] = (np.load(work / f"{b.name}.npy"), np.load(work / f"{b.name}.c.npy"), load_report(rep))
+    assert out["gpu"][2]["assign_kernels"] != ("portable" if ON_GPU and has_tuned_kernels(gpu) else "one-team")
+    np.testing.assert_array_equal(out["gpu"][0], out["seq"][0])
+    np.testing.assert_array_equal(out["gpu"][1], out["seq"][1])
+    assert out["gpu"][2]["iterations"] == out["seq"][2]["iterations"] > 2
+
+
 @pytest.mark.parametrize("gen, k, extra, path", [
     ("gen:uniform:n=20000,d=3,seed=7", 5, [], "fused"),                          # the issue's fixed-cost case
     ("gen:blobs:n=150,d=4,centers=3,seed=2", 3, [], "one-team"),                 # iris-sized
