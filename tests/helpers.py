@@ -2,6 +2,7 @@
 writing the files they take and make."""
 import json
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -22,6 +23,14 @@ SANITIZER_ENV = {
 SANITIZER_MARKERS = ("AddressSanitizer", "LeakSanitizer", "UndefinedBehaviorSanitizer",
                      "runtime error:", "SUMMARY:", "Traceback", "Segmentation fault", "core dumped",
                      "Aborted")
+
+
+def default_signals():
+    """A Popen preexec_fn: the child starts with the default action for the signals the tests
+    send, even where the tests themselves run with them ignored (under nohup or as a shell's
+    background job, which ignore SIGHUP and SIGINT); a program keeps an ignored signal ignored."""
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def bin_dir():

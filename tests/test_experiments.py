@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import REPO_ROOT, bin_dir, wait_until
+from helpers import REPO_ROOT, bin_dir, default_signals, wait_until
 
 RUNNER = REPO_ROOT / "experiments" / "run.py"
 TEST_DATA = Path(__file__).resolve().parent / "data"
@@ -210,7 +210,8 @@ def test_ctrl_c_leaves_a_valid_resumable_csv(tmp_path):
                            "{ n = [2000], it = [1, 2, 3, 400000, 5] }", budget_s=60)
     cmd = [sys.executable, str(RUNNER), "--bin", str(bin_dir()), "--results", str(tmp_path / "res"),
            "--scale", "smoke", "--experiment", str(exp)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT,
+                            preexec_fn=default_signals)
     csv_path = tmp_path / "res" / "smoke" / "results.csv"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (csv_path.exists() and len(rows_of(tmp_path / "res")) >= 3):
@@ -575,7 +576,7 @@ def sleeping_runner(tmp_path):
     cmd = [sys.executable, str(RUNNER), "--bin", str(fake), "--results", str(tmp_path / "res"), "--scale", "smoke",
            "--experiment", str(exp)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT,
-                            env=dict(os.environ, TMPDIR=str(tmpdir)))
+                            env=dict(os.environ, TMPDIR=str(tmpdir)), preexec_fn=default_signals)
     pid_file = tmp_path / "child.pid"
     child = None
     try:

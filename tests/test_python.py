@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import REPO_ROOT, bin_dir, load_labels, run
+from helpers import REPO_ROOT, bin_dir, default_signals, load_labels, run
 
 sys.path.insert(0, str(REPO_ROOT / "python"))
 LIB_DIR = Path(os.environ.setdefault("PRAGMACLUST_LIB_DIR", str(REPO_ROOT / "lib"))).resolve()
@@ -307,7 +307,7 @@ def test_ctrl_c_stops_a_long_fit_at_the_next_iteration(tmp_path):
     script.write_text(INTERRUPT)
     env = dict(os.environ, PRAGMACLUST_LIB_DIR=str(LIB_DIR))
     p = subprocess.run([sys.executable, str(script), str(REPO_ROOT / "python")], capture_output=True, text=True,
-                       env=env, timeout=300)
+                       env=env, timeout=300, preexec_fn=default_signals)
     assert p.returncode == 0, p.stderr
     assert "KeyboardInterrupt: k-means: interrupted after" in p.stdout, p.stdout
     assert "then: True" in p.stdout

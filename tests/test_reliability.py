@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from helpers import REPO_ROOT, SANITIZER_MARKERS, bin_dir, listing, load_labels, run, wait_until
+from helpers import REPO_ROOT, SANITIZER_MARKERS, bin_dir, default_signals, listing, load_labels, run, wait_until
 
 
 def staged_files(folder):
@@ -39,7 +39,7 @@ def test_stream_with_k_equal_to_n_ends_with_every_point_a_centre(variant, work, 
 
 def _start(argv, cwd):
     return subprocess.Popen([str(a) for a in argv], cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, preexec_fn=default_signals)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGABRT])
