@@ -11,7 +11,8 @@ a GPU it adds rows for `--distance dot-3xtf32` (the dot products on the TF32 ten
 float split into two TF32 parts: about float32's accuracy), `gemm` and `gemm-tf32` (the dot
 products from cuBLAS' SGEMM in float32 and TF32; --gemm no leaves these two out; cuBLAS as the
 program finds it, see PRAGMACLUST_CUBLAS in the README). Where PyTorch with CUDA is importable it adds PyTorch fp32
-and TF32 rows (reference_kmeans.py), and with --sklearn scikit-learn's Lloyd on the host.
+and TF32 rows (reference_kmeans.py), where Flash-KMeans is (installed, or a checkout given by --flash) its
+TF32 and fp16 rows, and with --sklearn scikit-learn's Lloyd on the host.
 Every variant runs with each of --kernels (default tuned,portable): the build's tuned assign
 kernels (rows named by the variant) and the portable OpenMP loop (rows "<variant> portable"), so
 that what the tuned extensions buy stands beside what standard OpenMP gives.
@@ -31,6 +32,7 @@ import reference_kmeans
 CASE_SETS = {
     "issue": "1000000x64x1000,4000000x8x256,1000000x16x64,100000x1000x1000",
     "odd": "2000003x2x7,1500007x5x100,777777x37x129,300007x130x700,100003x515x257,60013x1000x999",
+    "flash": "1000000x64x1000,1000000x16x64,100000x1000x1000,3000000x37x509,1000000x128x4096",  # issue 25's
 }
 
 
@@ -54,7 +56,8 @@ def main():
     ap.add_argument("--variants", default="seq,omp,gpu")
     ap.add_argument("--kernels", default="tuned,portable",
                     help="assign kernels to run each variant with: tuned, portable or both (default both)")
-    ap.add_argument("--cases", default="issue", help="issue, odd, or comma-separated NxDxK (sets combine: issue,odd)")
+    ap.add_argument("--cases", default="issue",
+                    help="issue, odd, flash, or comma-separated NxDxK (sets combine: issue,odd)")
     ap.add_argument("--iterations", type=int, default=20, help="timed iterations per run (default 20)")
     ap.add_argument("--seq-iterations", type=int, help="timed iterations for seq (default: --iterations)")
     ap.add_argument("--distance", default="dot", choices=["dot", "direct", "auto"])
@@ -63,6 +66,9 @@ def main():
                     help="gpu on a GPU: also rows for --distance gemm and gemm-tf32 (default yes)")
     ap.add_argument("--peak-tflops", type=float, default=60.0, help="float32 rate of the floor (default 60)")
     ap.add_argument("--no-torch", action="store_true", help="skip PyTorch even where it is importable")
+    ap.add_argument("--flash", metavar="DIR",
+                    help="a checkout of Flash-KMeans (svg-project/flash-kmeans) to time beside ours; without it, "
+                         "its rows come where the package is installed")
     ap.add_argument("--sklearn", type=int, metavar="THREADS", help="also time scikit-learn with THREADS threads")
     ap.add_argument("--csv", help="also write the rows to this CSV file")
     args = ap.parse_args()
@@ -71,6 +77,12 @@ def main():
     for item in args.cases.split(","):
         cases += CASE_SETS[item].split(",") if item in CASE_SETS else [item]
     use_torch = not args.no_torch and reference_kmeans.torch_available()
+    if args.flash and not os.path.isdir(os.path.join(args.flash, "flash_kmeans")):
+        sys.exit(f"bench_kmeans.py: --flash {args.flash}: no flash_kmeans/ package there (give the checkout's root)")
+    flash = reference_kmeans.flash_import(args.flash) if use_torch or args.flash else None
+    if args.flash and flash is None:
+        sys.exit(f"bench_kmeans.py: --flash {args.flash}: flash_kmeans does not import here (it needs PyTorch with "
+                 "CUDA and Triton)")
     if args.sklearn and not reference_kmeans.sklearn_available():
         sys.exit("bench_kmeans.py: --sklearn needs scikit-learn and threadpoolctl")
 
@@ -101,6 +113,10 @@ def main():
         if use_torch:
             for tf32 in (False, True):
                 results.append((reference_kmeans.torch_kmeans(n, d, k, iterations=args.iterations, tf32=tf32), None))
+        if flash is not None:
+            for precision in ("tf32", "fp16"):
+                results.append((reference_kmeans.flash_kmeans(flash, n, d, k, iterations=args.iterations,
+                                                              precision=precision), None))
         if args.sklearn:
             results.append((reference_kmeans.sklearn_kmeans(n, d, k, threads=args.sklearn), None))
         for res, err in results:

@@ -880,3 +880,19 @@ def test_smoke_results_build_a_paper_of_every_family(smoke, tmp_path):
     made = {t.stem for t in (Path(results) / "smoke" / "tables").glob("*.tex")}
     assert tables - made - {"#1", "#2", "#3", "#4", "STEM"} == set(), "tables the smoke run did not make"
     assert "??" not in flat
+
+
+def test_bench_kmeans_refuses_a_flash_checkout_it_cannot_use(tmp_path):
+    """bench_kmeans.py --flash DIR (issue 25: Flash-KMeans timed beside ours) names what is wrong in
+    one line: a folder without the flash_kmeans package, or one whose package does not import here
+    (this one raises, as Flash's does without Triton), before anything runs."""
+    bench = REPO_ROOT / "experiments" / "bench_kmeans.py"
+    broken = tmp_path / "checkout"
+    (broken / "flash_kmeans").mkdir(parents=True)
+    (broken / "flash_kmeans" / "__init__.py").write_text("raise ImportError('no triton here')\n")
+    for folder, words in ((tmp_path / "empty", "no flash_kmeans/ package"), (broken, "does not import here")):
+        folder.mkdir(exist_ok=True)
+        p = subprocess.run([sys.executable, str(bench), "--bin", str(bin_dir()), "--cases", "1000x2x3", "--flash",
+                            str(folder)], capture_output=True, text=True, timeout=60)
+        assert p.returncode != 0 and p.stdout == ""
+        assert len(p.stderr.strip().splitlines()) == 1 and words in p.stderr and "--flash" in p.stderr
