@@ -540,8 +540,11 @@ typedef struct {
   size_t bytes;
 } km_device_arrays;
 
+/* k rounded up to whole tiles of KM_TILE centroids: the length of the centroid arrays' rows. */
+static int km_padded_k(int k) { return (k + KM_TILE - 1) / KM_TILE * KM_TILE; }
+
 static km_device_arrays km_device_arrays_of(size_t n, size_t d, const km_params *p, size_t block) {
-  const int k = p->k, kpad = (k + KM_TILE - 1) / KM_TILE * KM_TILE;
+  const int k = p->k, kpad = km_padded_k(k);
   const km_distance distance = km_distance_for(n, d, p);
   const int gemm = distance == KM_DISTANCE_GEMM || distance == KM_DISTANCE_GEMM_TF32;
   const size_t held = block ? 2 * block : n, span = block ? block : n; /* points there; an assign step's */
@@ -883,7 +886,7 @@ static int km_dot_near_direct(size_t d, int k) { return d >= 16 || (size_t)k <= 
 
 km_distance km_distance_for(size_t n, size_t d, const km_params *p) {
   if (p->distance != KM_DISTANCE_AUTO) return p->distance;
-  const int k = p->k, kpad = (k + KM_TILE - 1) / KM_TILE * KM_TILE;
+  const int k = p->k, kpad = km_padded_k(k);
   if (!km_dot_near_direct(d, k)) return KM_DISTANCE_DIRECT;
   if (PC_HAS_DEVICE && pc_offloading()) {
     /* on the GPU the small-run paths (portable distances only) win where they apply, and the
@@ -1229,7 +1232,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
   /* cuBLAS for the dot products (kmeans_gemm.c); km_prepare makes the same cs and cn as for dot */
   const int gemm = params->distance == KM_DISTANCE_GEMM || params->distance == KM_DISTANCE_GEMM_TF32;
   const int tensor = params->distance == KM_DISTANCE_DOT_3XTF32; /* the dot form's cs and cn too */
-  const int kpad = (k + KM_TILE - 1) / KM_TILE * KM_TILE;
+  const int kpad = km_padded_k(k);
   /* out of core (gpu variant, km_plan_memory): the points stay on the host and pass through the
    * device in blocks (km_stream_*); `block` is what an assign step takes at once, `tail` the last's */
   const int streaming = PC_HAS_DEVICE && params->stream_block > 0 && params->stream_block < n;

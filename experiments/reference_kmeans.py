@@ -14,7 +14,9 @@ per-iteration seconds (median over the timed iterations) and, for PyTorch, the a
 split measured with CUDA events. Import this module only where torch or sklearn is installed;
 bench_kmeans.py does that when they are importable.
 """
+import importlib
 import statistics
+import sys
 import time
 
 
@@ -69,8 +71,6 @@ def torch_kmeans(n, d, k, iterations=20, warmup=3, tf32=False, seed=7):
 def flash_import(path=None):
     """Flash-KMeans' package from the checkout at `path` (its root, holding flash_kmeans/) or as
     installed; None where it cannot be imported or PyTorch has no CUDA device."""
-    import importlib
-    import sys
     if path:
         sys.path.insert(0, str(path))
     try:
