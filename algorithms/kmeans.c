@@ -15,8 +15,9 @@
  *     OpenMP, every variant and compiler), or a tuned kernel of the build behind one seam
  *     (kmeans_tuned.h: kmeans_assign_gpu.c, kmeans_assign_cpu.c), by --kernels; --distance gemm
  *     and gemm-tf32 (gpu variant) take the dot products from cuBLAS instead (kmeans_gemm.c),
- *     --distance dot-3xtf32 (tuned GPU kernels) from the TF32 tensor cores. Every kernel sums
- *     each distance over the features in order, so every variant and kernel finds the same labels.
+ *     --distance dot-3xtf32 and dot-tf32 (tuned GPU kernels) from the TF32 tensor cores. Every
+ *     other kernel sums each distance over the features in order, so every variant and kernel
+ *     finds the same labels.
  *  2. update: per-cluster sums and counts, then new centroid = sum / count (km_plan_update
  *     chooses how). The sums are exact 64-bit fixed point (km_to_fixed: each value times a
  *     power of two per dimension), so every variant gets the same centroids from the same
@@ -63,7 +64,12 @@
 #endif
 
 const char *const km_phase_names[KM_NPHASES] = {"h2d", "assign", "update", "d2h"};
-const char *const km_distance_names[KM_NDISTANCES] = {"direct", "dot", "gemm", "gemm-tf32", "dot-3xtf32", "auto"};
+const char *const km_distance_names[KM_NDISTANCES] = {"direct", "dot", "gemm", "gemm-tf32", "dot-3xtf32", "auto",
+                                                       "dot-tf32"};
+
+int km_tensor_products(km_distance distance) {
+  return distance == KM_DISTANCE_DOT_3XTF32 ? 3 : distance == KM_DISTANCE_DOT_TF32 ? 1 : 0;
+}
 
 /* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
  * overrides one, `info` lists them and a report names those changed (knobs.h). */
@@ -550,7 +556,7 @@ static km_device_arrays km_device_arrays_of(size_t n, size_t d, const km_params 
   const size_t held = block ? 2 * block : n, span = block ? block : n; /* points there; an assign step's */
   km_device_arrays a;
   a.ct = (size_t)kpad * d;
-  a.cs_lo = distance == KM_DISTANCE_DOT_3XTF32 ? a.ct : 1; /* the tails of cs (tensor cores) */
+  a.cs_lo = km_tensor_products(distance) ? a.ct : 1; /* the tails of cs (tensor cores) */
   a.norm_parts = (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK * (size_t)kpad;
   a.sums = km_plan_update(span, d, k).copies * (d + 1) * (size_t)k;
   a.scale_ranges = block ? 1 : km_ranges_per_dimension(n, d); /* out of core: d maxima, from the host */
@@ -1231,7 +1237,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
   const int k = params->k, direct = params->distance == KM_DISTANCE_DIRECT;
   /* cuBLAS for the dot products (kmeans_gemm.c); km_prepare makes the same cs and cn as for dot */
   const int gemm = params->distance == KM_DISTANCE_GEMM || params->distance == KM_DISTANCE_GEMM_TF32;
-  const int tensor = params->distance == KM_DISTANCE_DOT_3XTF32; /* the dot form's cs and cn too */
+  const int tensor = km_tensor_products(params->distance) > 0; /* the dot form's cs and cn too */
   const int kpad = km_padded_k(k);
   /* out of core (gpu variant, km_plan_memory): the points stay on the host and pass through the
    * device in blocks (km_stream_*); `block` is what an assign step takes at once, `tail` the last's */
@@ -1261,7 +1267,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
       gemm || path != KM_PATH_GENERAL || params->kernels == PC_KERNELS_PORTABLE ? NULL : km_tuned();
   km_tuned_run *tuned_run = NULL, *tuned_tail = NULL; /* the tail: out of core, a shorter last block's */
   if (tensor && (!tuned || !tuned->has_tensor))
-    return pc_fail("--distance dot-3xtf32 needs the tuned GPU kernels (the gpu variant built by clang, --kernels tuned)");
+    return pc_fail("--distance %s needs the tuned GPU kernels (the gpu variant built by clang, --kernels tuned)",
+                   km_distance_names[params->distance]);
   if (tuned) {
     int applies = 0, splits = 1, tail_splits;
     tuned_run = tuned->open(block, d, kpad, tensor, &applies, &splits);
@@ -1273,7 +1280,9 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
     if (!tuned_run) tuned = NULL; /* not here (the gpu build's kernels on the host): the portable loop */
     else result->splits = splits, result->kernels = tuned->name;
   }
-  if (tensor && !tuned) return pc_fail("--distance dot-3xtf32 runs on the GPU's tensor cores, but kernels run on the host");
+  if (tensor && !tuned)
+    return pc_fail("--distance %s runs on the GPU's tensor cores, but kernels run on the host",
+                   km_distance_names[params->distance]);
   /* cs as its reader wants it: cuBLAS and the tuned GPU kernels dimension-major, the others tile by tile */
   const int dimension_major = gemm || (tuned && tuned->dimension_major);
   const int skip_copy = direct && tuned && tuned->direct_reads_ct;
@@ -1386,7 +1395,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
     km_prepare(ct, offset, cs, cs_lo, cn, norm_parts, d, k, kpad, direct, tensor, dimension_major, skip_copy);
     t0 = pc_now();
     result->phase_s[KM_PHASE_UPDATE] += t0 - t_iter;
-    const km_assign_job job = {xt, ct, cs, cs_lo, cn, labels, n, d, k, kpad, direct, tensor};
+    const km_assign_job job = {xt, ct, cs, cs_lo, cn, labels, n, d, k, kpad, direct,
+                               km_tensor_products(params->distance)};
     /* out of core, the blocks' assign steps and (on the device) sums, each phase timed there */
     long changed = streaming ? km_assign_blocks(&stream, &job, tuned, runs, gemm ? &scratch : NULL,
                                                 on_device ? sums : NULL, scale, update, result->phase_s)

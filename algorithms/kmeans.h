@@ -26,7 +26,9 @@ typedef enum { KM_UPDATE_DEVICE, KM_UPDATE_HOST } km_update_where;
  * allow_tf32); other builds, or a gpu run on the host, fail with a message. KM_DISTANCE_DOT_3XTF32
  * (gpu variant on a GPU only, likewise): the dot form with x.c from the TF32 tensor cores, each
  * float split into two TF32 parts ("3xTF32"), about as accurate as float32
- * (kmeans_assign_gpu.c, km_assign_mma; the tuned kernels only). KM_DISTANCE_AUTO (the program's
+ * (kmeans_assign_gpu.c, km_assign_mma; the tuned kernels only); KM_DISTANCE_DOT_TF32 the same
+ * kernel with one product of the TF32 heads (Flash-KMeans' and PyTorch allow_tf32's precision:
+ * about 2^-11 of a product). Its value follows AUTO's, which the library's API fixed first. KM_DISTANCE_AUTO (the program's
  * and the library's default): the fastest of these whose labels are direct's on data without exact
  * ties, by the shape and where the kernels run (km_distance_for). */
 typedef enum {
@@ -36,9 +38,12 @@ typedef enum {
   KM_DISTANCE_GEMM_TF32,
   KM_DISTANCE_DOT_3XTF32,
   KM_DISTANCE_AUTO,
+  KM_DISTANCE_DOT_TF32,
   KM_NDISTANCES
 } km_distance;
 extern const char *const km_distance_names[KM_NDISTANCES];
+/* The tensor-core products of an x.c: 3 (dot-3xtf32), 1 (dot-tf32), 0 (not on the tensor cores). */
+int km_tensor_products(km_distance distance);
 
 /* Timed phases of one run; names follow the report's JSON keys. Cao et al.'s cost model:
  * h2d = m2g, assign = dc (distances and labelling), update = gc (generating centroids),

@@ -9,8 +9,8 @@
  *    thread accumulates 8 points x 8 centroids in registers, then the threads of a row compare
  *    their candidates by warp shuffles. When n is too small to fill the GPU, the centroid blocks
  *    are split into ranges whose winners a second pass compares (km_merge_splits).
- *  - km_assign_mma (--distance dot-3xtf32): the same blocks and staging, the dot products on the
- *    TF32 tensor cores in three products (about float32's accuracy).
+ *  - km_assign_mma (--distance dot-3xtf32 and dot-tf32): the same blocks and staging, the dot
+ *    products on the TF32 tensor cores in three products (about float32's accuracy) or one.
  * Sums run over the features in order (km_assign_tiled), so the labels are the portable loop's.
  */
 #include "kmeans_tuned.h"
@@ -373,7 +373,9 @@ static long km_assign_tiled(const float *restrict xt, const float *restrict tile
  * longer than a block, so that the 32 threads' fragment loads (rows t and t + 4, columns g and
  * g + 8, with g = lane / 4 and t = lane % 4) fall on 32 different banks. Sums run in the tensor
  * cores' order, not feature by feature, so labels can differ from the other forms' on
- * near-ties (as cuBLAS' do). */
+ * near-ties (as cuBLAS' do). --distance dot-tf32 (products = 1) takes hi.hi alone, neither
+ * splitting the points nor staging the centroids' tails: TF32's precision, about 2^-11 of a
+ * product, as Flash-KMeans' and PyTorch's allow_tf32 default. */
 #define KM_MMA_XS_ROW (KM_BLOCK_POINTS + 8)
 #define KM_MMA_CS_ROW (KM_BLOCK_CENTROIDS + 8)
 _Static_assert(KM_BLOCK_POINTS == 32 * (KM_BLOCK_THREADS / 32) && KM_BLOCK_CENTROIDS == 64 && KM_MMA_DEPTH % 8 == 0,
@@ -402,7 +404,7 @@ static inline __attribute__((always_inline)) int
 km_mma_block(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo,
              const float *restrict cn, int *restrict labels, float *restrict part_d, int *restrict part_c, size_t n,
              size_t d, int kpad, km_layout l, int b, int tid, float *restrict xs, float *restrict cs,
-             float *restrict cs_lo) {
+             float *restrict cs_lo, const int products) {
   const int s = b % l.splits, warp = tid / 32, g = tid % 32 / 4, t = tid % 4;
   const size_t i0 = (size_t)(b / l.splits) * KM_BLOCK_POINTS;
   const int cb_begin = s * l.tiles_per_split;
@@ -420,12 +422,12 @@ km_mma_block(const float *restrict xt, const float *restrict tiles, const float 
       KM_UNROLL for (int ni = 0; ni < 8; ni++)
         KM_UNROLL for (int e = 0; e < 4; e++) acc[mi][ni][e] = 0.0f;
     const size_t chunks = (d + KM_MMA_DEPTH - 1) / KM_MMA_DEPTH;
-    km_stage_rows(xt, tiles, tiles_lo, n, d, kpad, i0, c0, 0, KM_MMA_DEPTH, tid, xs, KM_MMA_XS_ROW, cs, cs_lo,
+    km_stage_rows(xt, tiles, products == 3 ? tiles_lo : NULL, n, d, kpad, i0, c0, 0, KM_MMA_DEPTH, tid, xs, KM_MMA_XS_ROW, cs, cs_lo,
                   KM_MMA_CS_ROW);
     KM_NO_UNROLL for (size_t q = 0; q < chunks; q++) {
       if (q + 1 < chunks) {
         const size_t next = ((q + 1) % 2) * KM_MMA_DEPTH;
-        km_stage_rows(xt, tiles, tiles_lo, n, d, kpad, i0, c0, (q + 1) * KM_MMA_DEPTH, KM_MMA_DEPTH, tid,
+        km_stage_rows(xt, tiles, products == 3 ? tiles_lo : NULL, n, d, kpad, i0, c0, (q + 1) * KM_MMA_DEPTH, KM_MMA_DEPTH, tid,
                       xs + next * KM_MMA_XS_ROW, KM_MMA_XS_ROW, cs + next * KM_MMA_CS_ROW, cs_lo + next * KM_MMA_CS_ROW,
                       KM_MMA_CS_ROW);
         km_staged_but_last();
@@ -439,19 +441,24 @@ km_mma_block(const float *restrict xt, const float *restrict tiles, const float 
         const float *cq = cs + row, *cq_lo = cs_lo + row;
         unsigned a_hi[2][4], a_lo[2][4];
         KM_UNROLL for (int mi = 0; mi < 2; mi++)
-          KM_UNROLL for (int e = 0; e < 4; e++) /* rows t, t + 4 (features) x columns g, g + 8 (points) */
-            km_tf32_split(xq[(t + 4 * (e / 2)) * KM_MMA_XS_ROW + mi * 16 + 8 * (e % 2)], &a_hi[mi][e], &a_lo[mi][e]);
+          KM_UNROLL for (int e = 0; e < 4; e++) { /* rows t, t + 4 (features) x columns g, g + 8 (points) */
+            const float x = xq[(t + 4 * (e / 2)) * KM_MMA_XS_ROW + mi * 16 + 8 * (e % 2)];
+            if (products == 3) km_tf32_split(x, &a_hi[mi][e], &a_lo[mi][e]);
+            else a_hi[mi][e] = km_tf32_round(x);
+          }
         KM_UNROLL for (int nn = 0; nn < 8; nn += 2) { /* two centroid tiles: four sums in flight */
           unsigned b_hi[2][2], b_lo[2][2];
           KM_UNROLL for (int ni = 0; ni < 2; ni++)
             KM_UNROLL for (int e = 0; e < 2; e++) {
               b_hi[ni][e] = km_float_bits(cq[(t + 4 * e) * KM_MMA_CS_ROW + (nn + ni) * 8]);
-              b_lo[ni][e] = km_float_bits(cq_lo[(t + 4 * e) * KM_MMA_CS_ROW + (nn + ni) * 8]);
+              if (products == 3) b_lo[ni][e] = km_float_bits(cq_lo[(t + 4 * e) * KM_MMA_CS_ROW + (nn + ni) * 8]);
             }
-          KM_UNROLL for (int mi = 0; mi < 2; mi++) /* the small terms first */
-            KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_lo[mi], b_hi[ni]);
-          KM_UNROLL for (int mi = 0; mi < 2; mi++)
-            KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_hi[mi], b_lo[ni]);
+          if (products == 3) {
+            KM_UNROLL for (int mi = 0; mi < 2; mi++) /* the small terms first */
+              KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_lo[mi], b_hi[ni]);
+            KM_UNROLL for (int mi = 0; mi < 2; mi++)
+              KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_hi[mi], b_lo[ni]);
+          }
           KM_UNROLL for (int mi = 0; mi < 2; mi++)
             KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_hi[mi], b_hi[ni]);
         }
@@ -478,11 +485,12 @@ km_mma_block(const float *restrict xt, const float *restrict tiles, const float 
   return mine;
 }
 
-/* The assign step on the tensor cores (see km_mma_block); returns how many labels changed. The
+/* The assign step on the tensor cores in `products` products (3 or 1, see km_mma_block); returns
+ * how many labels changed. The
  * caller has checked that kernels run on the GPU (a bare region does not run on the host). */
 static long km_assign_mma(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo,
                           const float *restrict cn, int *restrict labels, float *restrict part_d,
-                          int *restrict part_c, size_t n, size_t d, int kpad, km_layout l) {
+                          int *restrict part_c, size_t n, size_t d, int kpad, km_layout l, int products) {
   long changed = 0;
   const int teams = (int)(l.groups * (size_t)l.splits);
 #pragma omp target teams ompx_bare num_teams(teams) thread_limit(KM_BLOCK_THREADS) map(tofrom : changed)
@@ -494,7 +502,9 @@ static long km_assign_mma(const float *restrict xt, const float *restrict tiles,
     static float cs_lo[2 * KM_MMA_DEPTH * KM_MMA_CS_ROW] __attribute__((aligned(16)));
     TEAM_LOCAL(cs_lo)
     const int b = ompx_block_id_x(), tid = ompx_thread_id_x();
-    int mine = km_mma_block(xt, tiles, tiles_lo, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, cs_lo);
+    int mine = products == 3
+                   ? km_mma_block(xt, tiles, tiles_lo, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, cs_lo, 3)
+                   : km_mma_block(xt, tiles, tiles_lo, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, cs_lo, 1);
     km_add_warp_changes(&changed, mine, tid);
   }
   return l.splits == 1 ? changed : km_merge_splits(labels, part_d, part_c, n, l.splits);
@@ -537,7 +547,7 @@ static km_tuned_run *km_gpu_open(size_t n, size_t d, int kpad, int tensor, int *
 static long km_gpu_assign(km_tuned_run *run, const km_assign_job *j) {
   if (j->tensor)
     return km_assign_mma(j->xt, j->cs, j->cs_lo, j->cn, j->labels, run->part_d, run->part_c, j->n, j->d, j->kpad,
-                         run->layout);
+                         run->layout, j->tensor);
   return km_assign_tiled(j->xt, j->direct ? j->ct : j->cs, j->cn, j->labels, run->part_d, run->part_c, j->n, j->d,
                          j->kpad, run->layout, j->direct);
 }
@@ -553,7 +563,8 @@ static void km_gpu_close(km_tuned_run *run) {
 }
 
 static const km_tuned_kernels km_gpu_kernels = {
-    "gpu: team-tiled ompx_bare kernels (cp.async staging; mma.sync for dot-3xtf32)", 1, 1, 1, km_gpu_open, km_gpu_assign,
+    "gpu: team-tiled ompx_bare kernels (cp.async staging; mma.sync for dot-3xtf32 and dot-tf32)", 1, 1, 1, km_gpu_open,
+    km_gpu_assign,
     km_gpu_close};
 
 const km_tuned_kernels *km_tuned(void) { return &km_gpu_kernels; }

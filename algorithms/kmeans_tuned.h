@@ -3,7 +3,8 @@
  * through par.h, what every OpenMP compiler gets) and a variant's tuned assign kernels, which
  * use what one compiler or one machine offers beyond it:
  *  - kmeans_assign_gpu.c (the gpu variant built by clang): LLVM's ompx_bare kernels, team-local
- *    staging by cp.async, warp shuffles, and the tensor cores' mma.sync for --distance dot-3xtf32;
+ *    staging by cp.async, warp shuffles, and the tensor cores' mma.sync for --distance dot-3xtf32
+ *    and dot-tf32;
  *  - kmeans_assign_cpu.c (seq and omp): a cache-blocked loop around a 6 x 16 register tile shaped
  *    for AVX2;
  *  - kmeans_no_tuned.c (builds without tuned kernels, such as GCC's gpu variant).
@@ -36,7 +37,8 @@ typedef struct {
   size_t n, d;
   int k, kpad;
   int direct; /* sum((x - c)^2) + cn[c]; else the dot form cn[c] - 2 x.cs_c */
-  int tensor; /* the dot form on the tensor cores (cs, cs_lo: TF32 head and tail) */
+  int tensor; /* the dot form on the tensor cores, in 3 products (cs, cs_lo: TF32 head and tail) or 1
+               * (the heads'); 0: not on the tensor cores */
 } km_assign_job;
 
 typedef struct km_tuned_run km_tuned_run; /* a tuned kernel's state for one k-means run */
@@ -45,7 +47,7 @@ typedef struct {
   const char *name;     /* for reports: what the kernels are */
   int dimension_major;  /* cs dimension-major (cs[j * kpad + c]); else tile by tile, as km_tile_at says */
   int direct_reads_ct;  /* the direct form reads ct itself: km_prepare need not copy it */
-  int has_tensor;       /* the tensor-core kernel (--distance dot-3xtf32) is here */
+  int has_tensor;       /* the tensor-core kernel (--distance dot-3xtf32 and dot-tf32) is here */
   /* Prepares a run of n points of d features against kpad (padded) centroids, the tensor form
    * when `tensor`. Returns the state, or NULL: with *applies = 0 when these kernels cannot run
    * here (the gpu build's kernels on the host, under --allow-host), else with a pc_fail message
@@ -83,10 +85,12 @@ static inline float km_bits_float(unsigned u) {
   memcpy(&x, &u, sizeof x);
   return x;
 }
+/* x rounded to TF32 (10 mantissa bits, to nearest, ties away from zero), as bits */
+static inline unsigned km_tf32_round(float x) { return (km_float_bits(x) + 0x1000u) & 0xffffe000u; }
 static inline void km_tf32_split(float x, unsigned *hi, unsigned *lo) {
-  const unsigned head = (km_float_bits(x) + 0x1000u) & 0xffffe000u;
+  const unsigned head = km_tf32_round(x);
   *hi = head;
-  *lo = (km_float_bits(x - km_bits_float(head)) + 0x1000u) & 0xffffe000u;
+  *lo = km_tf32_round(x - km_bits_float(head));
 }
 DEV_FUNCS_END
 

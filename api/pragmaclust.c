@@ -219,10 +219,10 @@ int pragmaclust_kmeans(const float *x, size_t n, size_t d, const pragmaclust_kme
     return failure(PRAGMACLUST_ERR_UNSUPPORTED, "%s: the GEMM distances need the gpu variant (cuBLAS on the GPU); this is the %s library",
                    fn, pc_build_variant());
   if (gemm && km_gemm_load(distance == KM_DISTANCE_GEMM_TF32) != 0) return PRAGMACLUST_ERR_UNSUPPORTED;
-  if (distance == KM_DISTANCE_DOT_3XTF32 && !pc_offloading())
+  if (km_tensor_products(distance) && !pc_offloading())
     return failure(PRAGMACLUST_ERR_UNSUPPORTED,
-                   "%s: PRAGMACLUST_DISTANCE_DOT_3XTF32 runs on a GPU's tensor cores; the kernels of this library run on the host",
-                   fn);
+                   "%s: PRAGMACLUST_DISTANCE_%s runs on a GPU's tensor cores; the kernels of this library run on the host",
+                   fn, distance == KM_DISTANCE_DOT_TF32 ? "DOT_TF32" : "DOT_3XTF32");
 
   km_params params = {.k = o->k, .max_iter = o->max_iter, .fixed_iter = o->fixed_iter, .tol = o->tol,
                        .update = to_update(o->update), .distance = distance, .kernels = to_kernels(o->kernels),

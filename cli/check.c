@@ -90,7 +90,9 @@ static double score_error(const float *x, size_t stride, const float *c, const f
  * (TF32 keeps 10 mantissa bits; 3xTF32 drops the product of the two tails) plus d + 2 roundings
  * of a float32 sum, doubled for margin. */
 static double score_unit(km_distance distance, size_t d) {
-  const double input = distance == KM_DISTANCE_GEMM_TF32 ? 0x1p-10 : distance == KM_DISTANCE_DOT_3XTF32 ? 0x1p-20 : 0.0;
+  const double input = distance == KM_DISTANCE_GEMM_TF32 || distance == KM_DISTANCE_DOT_TF32 ? 0x1p-10
+                       : distance == KM_DISTANCE_DOT_3XTF32                                 ? 0x1p-20
+                                                                                            : 0.0;
   return 2.0 * (input + (double)(d + 2) * 0x1p-24 + (distance == KM_DISTANCE_DIRECT ? 0x1p-23 : 0.0));
 }
 

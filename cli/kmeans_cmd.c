@@ -51,6 +51,8 @@ static const char usage[] =
     "                       opened at run time: $PRAGMACLUST_CUBLAS, else libcublas.so[.13|.12|.11]\n"
     "  --distance dot-3xtf32  (gpu variant on a GPU) the dot form with x.c on the TF32 tensor cores,\n"
     "                       each float split into two TF32 parts: about float32's accuracy\n"
+    "  --distance dot-tf32  (gpu variant on a GPU) the same kernel with one TF32 product (10-bit\n"
+    "                       mantissas, as PyTorch's allow_tf32): faster, near-ties may move\n"
     "  --device-memory BYTES|auto  (gpu variant) the most device memory the run may take (K, M, G, T:\n"
     "                       powers of 1024, e.g. 512M); default auto, what the GPU has free. Points\n"
     "                       beyond it stay on the host and stream through the GPU in blocks (out of\n"
@@ -115,11 +117,14 @@ static void handle_option(int id, const char *arg, void *ctx) {
       else if (!strcmp(arg, "gemm")) o->params.distance = KM_DISTANCE_GEMM;
       else if (!strcmp(arg, "gemm-tf32")) o->params.distance = KM_DISTANCE_GEMM_TF32;
       else if (!strcmp(arg, "dot-3xtf32")) o->params.distance = KM_DISTANCE_DOT_3XTF32;
-      else pc_die(PC_EXIT_USAGE, "option --distance: expected auto, direct, dot, gemm, gemm-tf32 or dot-3xtf32, got '%s'", arg);
+      else if (!strcmp(arg, "dot-tf32")) o->params.distance = KM_DISTANCE_DOT_TF32;
+      else
+        pc_die(PC_EXIT_USAGE,
+               "option --distance: expected auto, direct, dot, gemm, gemm-tf32, dot-3xtf32 or dot-tf32, got '%s'", arg);
       if ((o->params.distance == KM_DISTANCE_GEMM || o->params.distance == KM_DISTANCE_GEMM_TF32) && !km_gemm_built())
         pc_die(PC_EXIT_USAGE, "option --distance %s: needs the gpu variant (cuBLAS on the GPU); this is the %s build", arg,
                pc_build_variant());
-      if (o->params.distance == KM_DISTANCE_DOT_3XTF32 && !PC_HAS_DEVICE)
+      if (km_tensor_products(o->params.distance) && !PC_HAS_DEVICE)
         pc_die(PC_EXIT_USAGE, "option --distance %s: needs the gpu variant (the GPU's tensor cores); this is the %s build",
                arg, pc_build_variant());
       break;
@@ -216,9 +221,11 @@ int pc_cmd_kmeans(int argc, char **argv) {
   const int gemm = o.params.distance == KM_DISTANCE_GEMM || o.params.distance == KM_DISTANCE_GEMM_TF32;
   if (gemm && km_gemm_load(o.params.distance == KM_DISTANCE_GEMM_TF32) != 0)
     pc_die(PC_EXIT_NO_DEVICE, "kmeans: %s", pc_last_error());
-  if (o.params.distance == KM_DISTANCE_DOT_3XTF32 && !pc_offloading())
-    pc_die(PC_EXIT_NO_DEVICE, "kmeans: --distance dot-3xtf32 runs on the GPU's tensor cores, but this run's kernels run "
-                              "on the host (--allow-host without a usable GPU); use --distance dot or direct");
+  if (km_tensor_products(o.params.distance) && !pc_offloading())
+    pc_die(PC_EXIT_NO_DEVICE,
+           "kmeans: --distance %s runs on the GPU's tensor cores, but this run's kernels run on the host (--allow-host "
+           "without a usable GPU); use --distance dot or direct",
+           km_distance_names[o.params.distance]);
   const size_t n_all = pts.total, d = pts.d, k = (size_t)o.k;
   if ((size_t)o.k > n_all) pc_die(PC_EXIT_USAGE, "kmeans: -k %lld is larger than the number of points (%zu)", o.k, n_all);
   const size_t n = pts.n; /* across MPI ranks this rank's slice of the rows (dist.h; pc_load_input) */

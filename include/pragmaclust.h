@@ -121,8 +121,10 @@ typedef enum {
   PRAGMACLUST_DISTANCE_GEMM,      /* the dot form by cuBLAS SGEMM (gpu variant on a GPU) */
   PRAGMACLUST_DISTANCE_GEMM_TF32, /* the same on TF32 tensor cores */
   PRAGMACLUST_DISTANCE_DOT_3XTF32, /* x.c on TF32 tensor cores, split in two parts (gpu variant on a GPU) */
-  PRAGMACLUST_DISTANCE_AUTO        /* the default: the fastest of these whose labels are DIRECT's on data
+  PRAGMACLUST_DISTANCE_AUTO,       /* the default: the fastest of these whose labels are DIRECT's on data
                                       without exact ties (DOT_3XTF32 on a GPU from k = 256, d = 16; else DIRECT) */
+  PRAGMACLUST_DISTANCE_DOT_TF32    /* x.c on TF32 tensor cores in one product of 10-bit mantissas (gpu variant
+                                      on a GPU): faster than DOT_3XTF32, TF32's precision */
 } pragmaclust_distance;
 
 typedef enum { PRAGMACLUST_KERNELS_TUNED, PRAGMACLUST_KERNELS_PORTABLE } pragmaclust_kernels;

@@ -429,17 +429,19 @@ def test_k_equals_one_and_k_equals_n(variant, work):
 # ---- --distance gemm / gemm-tf32: the assign step through cuBLAS (gpu variant) --------------
 
 GEMM_DISTANCES = ["gemm", "gemm-tf32"]
-GPU_ONLY_DISTANCES = GEMM_DISTANCES + ["dot-3xtf32"]  # refused where kernels do not run on a GPU
+TENSOR_DISTANCES = ["dot-3xtf32", "dot-tf32"]  # our tensor-core kernel, in three products or one
+GPU_ONLY_DISTANCES = GEMM_DISTANCES + TENSOR_DISTANCES  # refused where kernels do not run on a GPU
 ON_GPU = os.environ.get("PRAGMACLUST_REQUIRE_GPU") == "1"
 needs_gpu = pytest.mark.skipif(not ON_GPU, reason="cuBLAS runs on a GPU: PRAGMACLUST_REQUIRE_GPU=1 on a GPU machine "
                                "(with libcublas on the loader's path or PRAGMACLUST_CUBLAS set)")
 
 
 def skip_without_tensor_kernel(gpu, distance="dot-3xtf32"):
-    """dot-3xtf32 runs the tensor-core kernel of the tuned GPU file, which a gpu build with the
-    portable loops only (TOOLCHAIN=gcc) lacks: such a build refuses it, and its tests skip."""
-    if distance == "dot-3xtf32" and not has_tuned_kernels(gpu):
-        pytest.skip(f"{gpu.path} has no tuned kernels (a TOOLCHAIN=gcc build): dot-3xtf32 needs the tensor-core kernel")
+    """dot-3xtf32 and dot-tf32 run the tensor-core kernel of the tuned GPU file, which a gpu build
+    with the portable loops only (TOOLCHAIN=gcc) lacks: such a build refuses them, and their
+    tests skip."""
+    if distance in TENSOR_DISTANCES and not has_tuned_kernels(gpu):
+        pytest.skip(f"{gpu.path} has no tuned kernels (a TOOLCHAIN=gcc build): {distance} needs the tensor-core kernel")
 
 
 @pytest.mark.parametrize("distance", GPU_ONLY_DISTANCES)
@@ -523,13 +525,15 @@ def test_gemm_blobs_match_reference(gpu, work, distance, d, k):
 
 @needs_gpu
 @pytest.mark.parametrize("distance,sse_rtol,min_agreement",
-                         [("gemm", 1e-4, 0.95), ("gemm-tf32", 1e-3, 0.0), ("dot-3xtf32", 1e-4, 0.95)])
+                         [("gemm", 1e-4, 0.95), ("gemm-tf32", 1e-3, 0.0), ("dot-3xtf32", 1e-4, 0.95),
+                          ("dot-tf32", 1e-3, 0.0)])
 def test_gemm_uniform_sse(gpu, work, distance, sse_rtol, min_agreement):
     """Uniform data (the benchmark's kind: near-ties everywhere), 20000 x 256, k = 64, 10 passes.
     float32: near-ties go either way and the paths part (the dot form on the host kept 98.7% of
     the reference's labels, SSE within 2.4e-6), so >= 95% of the labels and SSE within 1e-4.
     TF32: a NumPy model of its rounding kept 84% of the labels, so only the final SSE is
-    compared, within 1e-3 relative (the model: 5e-5). 3xTF32 is held to float32's bounds."""
+    compared, within 1e-3 relative (the model: 5e-5), for cuBLAS' TF32 and our one-product kernel
+    alike. 3xTF32 is held to float32's bounds."""
     skip_without_tensor_kernel(gpu, distance)
     rng = np.random.default_rng(256)
     x = f32(rng.random((20000, 256), dtype=np.float32))
@@ -579,18 +583,19 @@ def test_tensor_matches_reference(gpu, work, d, k, origin):
 
 @needs_gpu
 @pytest.mark.parametrize("n,d,k", [(1000, 13, 300), (777, 9, 129), (5000, 70, 1000)])
-def test_tensor_split_blocks_match_dot(gpu, work, n, d, k):
+@pytest.mark.parametrize("distance", TENSOR_DISTANCES)
+def test_tensor_split_blocks_match_dot(gpu, work, n, d, k, distance):
     """Few points against many centroids (the centroid blocks split among teams, candidates
     merged), n not a multiple of the 128-point block, d not of the 8-feature chunk, k not of
     the 64-centroid block: on well-separated clusters the labels, iterations and SSE of the
     feature-by-feature dot form."""
-    skip_without_tensor_kernel(gpu)
+    skip_without_tensor_kernel(gpu, distance)
     x, init = blobs_near_origin(n + d + k, n, d, k, std=0.002)
     path, init_path = write_points(work / "x.txt", x), write_points(work / "init.txt", init)
     dot = kmeans(gpu, work, path, k, init_path, "--max-iter", 20, "--distance", "dot", tag="dot")
-    labels, _, rep = kmeans(gpu, work, path, k, init_path, "--max-iter", 20, "--distance", "dot-3xtf32", tag="tc")
+    labels, _, rep = kmeans(gpu, work, path, k, init_path, "--max-iter", 20, "--distance", distance, tag="tc")
     assert rep["centroid_splits"] > 1
-    assert_labels_equal(labels, dot[0], "dot-3xtf32 vs dot")
+    assert_labels_equal(labels, dot[0], f"{distance} vs dot")
     assert rep["iterations"] == dot[2]["iterations"]
     assert rel(rep["sse"], dot[2]["sse"]) <= 1e-5
 
@@ -651,7 +656,7 @@ def test_auto_on_a_gpu_by_n(gpu, work, n, used):
 def test_unknown_distance_names_auto(seq, work):
     rc, out, err = seq.run("kmeans", "gen:blobs:n=100,d=2", "-k", 3, "--distance", "fast", "--labels", work / "l.txt")
     assert rc == 2 and out == "" and list(work.iterdir()) == []
-    assert err.count("\n") == 1 and "expected auto, direct, dot, gemm, gemm-tf32 or dot-3xtf32, got 'fast'" in err
+    assert err.count("\n") == 1 and "expected auto, direct, dot, gemm, gemm-tf32, dot-3xtf32 or dot-tf32, got 'fast'" in err
 
 
 # ---- the gpu variant without a GPU --------------------------------------------------------
