@@ -895,12 +895,14 @@ km_distance km_distance_for(size_t n, size_t d, const km_params *p) {
   const int k = p->k, kpad = km_padded_k(k);
   if (!km_dot_near_direct(d, k)) return KM_DISTANCE_DIRECT;
   if (PC_HAS_DEVICE && pc_offloading()) {
-    /* on the GPU the small-run paths (portable distances only) win where they apply, and the
-     * tensor cores beat direct on every shape of the general path measured; the shape as one
+    /* on the GPU the small-run paths (portable distances only) win where they apply, then the
+     * direct form where its kernel is as fast (few centroids), and the tensor cores beat direct on
+     * every other shape of the general path measured; the shape as one
      * process sees it (not its ranks), so that MPI ranks choose as one process does */
     const int small = p->update == KM_UPDATE_DEVICE && km_small_run_shape(n, d, k, kpad) != KM_PATH_GENERAL;
     const km_tuned_kernels *tuned = p->kernels == PC_KERNELS_PORTABLE ? NULL : km_tuned();
-    return !small && tuned && tuned->has_tensor ? KM_DISTANCE_DOT_3XTF32 : KM_DISTANCE_DIRECT;
+    const int direct_fast = tuned && tuned->direct_as_fast && tuned->direct_as_fast(d, kpad);
+    return !small && !direct_fast && tuned && tuned->has_tensor ? KM_DISTANCE_DOT_3XTF32 : KM_DISTANCE_DIRECT;
   }
   return (size_t)k * d >= KM_AUTO_HOST_DOT_KD ? KM_DISTANCE_DOT : KM_DISTANCE_DIRECT;
 }

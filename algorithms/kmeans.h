@@ -28,9 +28,10 @@ typedef enum { KM_UPDATE_DEVICE, KM_UPDATE_HOST } km_update_where;
  * float split into two TF32 parts ("3xTF32"), about as accurate as float32
  * (kmeans_assign_gpu.c, km_assign_mma; the tuned kernels only); KM_DISTANCE_DOT_TF32 the same
  * kernel with one product of the TF32 heads (Flash-KMeans' and PyTorch allow_tf32's precision:
- * about 2^-11 of a product). Its value follows AUTO's, which the library's API fixed first. KM_DISTANCE_AUTO (the program's
- * and the library's default): the fastest of these whose labels are direct's on data without exact
- * ties, by the shape and where the kernels run (km_distance_for). */
+ * about 2^-11 of a product); its value follows AUTO's, which the library's API fixed first.
+ * KM_DISTANCE_AUTO (the program's and the library's default): the fastest of these whose labels
+ * are direct's on data without exact ties, by the shape and where the kernels run
+ * (km_distance_for). */
 typedef enum {
   KM_DISTANCE_DIRECT,
   KM_DISTANCE_DOT,

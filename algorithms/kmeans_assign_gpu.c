@@ -9,8 +9,12 @@
  *    thread accumulates 8 points x 8 centroids in registers, then the threads of a row compare
  *    their candidates by warp shuffles. When n is too small to fill the GPU, the centroid blocks
  *    are split into ranges whose winners a second pass compares (km_merge_splits).
- *  - km_assign_mma (--distance dot-3xtf32 and dot-tf32): the same blocks and staging, the dot
- *    products on the TF32 tensor cores in three products (about float32's accuracy) or one.
+ *  - km_assign_few (--distance direct and dot where k is at most 32): all the centroids in
+ *    team-local memory, teams that stay and take block after block of points, each thread a few
+ *    points against all the centroids, the points read once.
+ *  - km_assign_mma (--distance dot-3xtf32 and dot-tf32): the same blocks and staging as
+ *    km_assign_tiled, the dot products on the TF32 tensor cores in three products (about
+ *    float32's accuracy) or one.
  * Sums run over the features in order (km_assign_tiled), so the labels are the portable loop's.
  */
 #include "kmeans_tuned.h"
@@ -361,6 +365,138 @@ static long km_assign_tiled(const float *restrict xt, const float *restrict tile
   return l.splits == 1 ? changed : km_merge_splits(labels, part_d, part_c, n, l.splits);
 }
 
+/* Few centroids (kpad <= KM_FEW_MOST; --distance direct and dot): km_assign_tiled's blocks of 64
+ * centroids would do 64 / kpad times the needed multiply-adds (eight times at k = 8, where they, not
+ * the points read, bounded the step: docs/performance.md). Here a team of KM_FEW_THREADS threads
+ * copies all the centroids into team memory once and stays: it takes block after block of points
+ * (KM_FEW_TEAMS_PER_SM teams a multiprocessor; one short-lived team a block was 3.5x slower). In a
+ * block each thread takes `pts` points, KM_FEW_THREADS apart (a warp's reads of a feature are
+ * consecutive), reads their labels and their features KM_FEW_DEPTH at a time, all those loads in
+ * flight at once, and multiplies each feature by the first k centroids, four at a time from team
+ * memory. Sums run over the features in order, the distances and the comparisons (ties to the
+ * lowest index) are km_tiled_block's, so are the labels. A thread's sums, pts x kmost, are
+ * KM_FEW_SUMS registers: 32 (two points at kpad 16, one at 32) keep a thread at 86 registers, so
+ * that both teams of a multiprocessor run at once (64: 146 registers, one team, 25% slower;
+ * docs/performance.md). */
+#define KM_FEW_THREADS 256
+#define KM_FEW_MOST 32     /* the most centroids (kpad) */
+#define KM_FEW_STAGED 4096 /* the most centroid values (d kpad) in team memory */
+#define KM_FEW_SUMS_DEFAULT 32 /* register sums a thread: kmost times its points */
+#ifndef KM_FEW_SUMS
+#define KM_FEW_SUMS KM_FEW_SUMS_DEFAULT
+#endif
+PC_KNOB(KM_FEW_SUMS)
+#define KM_FEW_DEPTH_DEFAULT 8 /* features a thread loads at once for each of its points */
+#ifndef KM_FEW_DEPTH
+#define KM_FEW_DEPTH KM_FEW_DEPTH_DEFAULT
+#endif
+PC_KNOB(KM_FEW_DEPTH)
+#define KM_FEW_TEAMS_PER_SM_DEFAULT 2 /* teams a multiprocessor, each looping over blocks of points */
+#ifndef KM_FEW_TEAMS_PER_SM
+#define KM_FEW_TEAMS_PER_SM KM_FEW_TEAMS_PER_SM_DEFAULT
+#endif
+PC_KNOB(KM_FEW_TEAMS_PER_SM)
+_Static_assert(KM_FEW_SUMS % KM_FEW_MOST == 0, "km_few_block: whole points a thread at kmost = KM_FEW_MOST");
+typedef float km_float4 __attribute__((ext_vector_type(4)));
+
+/* Whether km_assign_few takes an assign step of d features against kpad (padded) centroids. */
+static int km_few_applies(size_t d, int kpad) { return kpad <= KM_FEW_MOST && d * (size_t)kpad <= KM_FEW_STAGED; }
+
+/* Whether km_assign_few (direct) is as fast as the tensor cores' dot-3xtf32 (the seam's
+ * direct_as_fast, for --distance auto): measured on an H100 from d = 2 to 250, faster everywhere at
+ * kpad 16 and at kpad 32 up to d = 16, slower at kpad 32 from d = 32 (docs/performance.md, 2026-11-28). */
+static int km_few_as_fast(size_t d, int kpad) { return km_few_applies(d, kpad) && (kpad <= 16 || d <= 16); }
+
+/* Team b's points of km_assign_few, by thread tid; kmost (16 or 32, at least kpad), pts (kmost pts
+ * = KM_FEW_SUMS) and direct are constants after inlining. Returns how many labels this thread
+ * changed. */
+static inline __attribute__((always_inline)) int km_few_block(const float *restrict xt, const float *restrict tiles,
+                                                              const float *restrict cn, int *restrict labels, size_t n,
+                                                              size_t d, int k, int kpad, int team, int teams,
+                                                              int tid, float *restrict cs, const int kmost,
+                                                              const int pts, const int direct) {
+  for (size_t e = (size_t)tid; e < d * (size_t)kpad; e += KM_FEW_THREADS) cs[e] = tiles[e];
+  ompx_sync_block_acq_rel();
+  const size_t per_block = (size_t)KM_FEW_THREADS * (size_t)pts, blocks = (n + per_block - 1) / per_block;
+  int mine = 0;
+  KM_NO_UNROLL for (size_t blk = (size_t)team; blk < blocks; blk += (size_t)teams) {
+    const size_t i0 = blk * per_block + (size_t)tid;
+    int old[KM_FEW_SUMS / 16]; /* the labels as they were, read with the points */
+    KM_UNROLL for (int p = 0; p < pts; p++) {
+      const size_t i = i0 + (size_t)p * KM_FEW_THREADS;
+      old[p] = i < n ? labels[i] : 0;
+    }
+    float acc[KM_FEW_SUMS];
+    KM_UNROLL for (int e = 0; e < KM_FEW_SUMS; e++) acc[e] = 0.0f;
+    KM_NO_UNROLL for (size_t j0 = 0; j0 < d; j0 += KM_FEW_DEPTH) {
+      float xv[KM_FEW_SUMS / 16][KM_FEW_DEPTH]; /* every load of the chunk in flight at once */
+      KM_UNROLL for (int q = 0; q < KM_FEW_DEPTH; q++)
+        KM_UNROLL for (int p = 0; p < pts; p++) {
+          const size_t i = i0 + (size_t)p * KM_FEW_THREADS;
+          xv[p][q] = i < n && j0 + (size_t)q < d ? xt[(j0 + (size_t)q) * n + i] : 0.0f;
+        }
+      KM_UNROLL for (int q = 0; q < KM_FEW_DEPTH; q++) {
+        const float *row = cs + (j0 + (size_t)q) * (size_t)kpad;
+        KM_UNROLL for (int c4 = 0; c4 < kmost; c4 += 4) {
+          /* features past d add nothing; centroids past k (padding) never win: neither computed */
+          if (j0 + (size_t)q < d && c4 < k) {
+            const km_float4 cv = *(const km_float4 *)__builtin_assume_aligned(row + c4, 16);
+            KM_UNROLL for (int p = 0; p < pts; p++)
+              KM_UNROLL for (int e = 0; e < 4; e++) {
+                if (direct) acc[p * kmost + c4 + e] += (xv[p][q] - cv[e]) * (xv[p][q] - cv[e]);
+                else acc[p * kmost + c4 + e] += xv[p][q] * cv[e];
+              }
+          }
+        }
+      }
+    }
+    KM_UNROLL for (int p = 0; p < pts; p++) {
+      const size_t i = i0 + (size_t)p * KM_FEW_THREADS;
+      float best = INFINITY;
+      int best_c = 0;
+      KM_UNROLL for (int c = 0; c < kmost; c++) {
+        if (c >= k) continue;
+        const float dist = direct ? acc[p * kmost + c] + cn[c] : cn[c] - 2.0f * acc[p * kmost + c];
+        if (dist < best) {
+          best = dist;
+          best_c = c;
+        }
+      }
+      if (i < n) {
+        mine += old[p] != best_c;
+        labels[i] = best_c;
+      }
+    }
+  }
+  return mine;
+}
+
+/* The assign step for few centroids (see km_few_block); returns how many labels changed. The
+ * caller has checked km_few_applies and that kernels run on the GPU. */
+static long km_assign_few(const float *restrict xt, const float *restrict tiles, const float *restrict cn,
+                          int *restrict labels, size_t n, size_t d, int k, int kpad, int direct) {
+  long changed = 0;
+  const int kmost = kpad <= 16 ? 16 : KM_FEW_MOST, pts = KM_FEW_SUMS / kmost;
+  const size_t blocks = (n + (size_t)KM_FEW_THREADS * pts - 1) / ((size_t)KM_FEW_THREADS * pts),
+               most = (size_t)KM_FEW_TEAMS_PER_SM * (size_t)pc_device_multiprocessors();
+  const int teams = (int)(blocks < most ? blocks : most);
+#pragma omp target teams ompx_bare num_teams(teams) thread_limit(KM_FEW_THREADS) map(tofrom : changed)
+  {
+    static float cs[KM_FEW_STAGED] __attribute__((aligned(16)));
+    TEAM_LOCAL(cs)
+    const int b = ompx_block_id_x(), tid = ompx_thread_id_x();
+    int mine;
+    if (kmost == 16)
+      mine = direct ? km_few_block(xt, tiles, cn, labels, n, d, k, kpad, b, teams, tid, cs, 16, KM_FEW_SUMS / 16, 1)
+                    : km_few_block(xt, tiles, cn, labels, n, d, k, kpad, b, teams, tid, cs, 16, KM_FEW_SUMS / 16, 0);
+    else
+      mine = direct ? km_few_block(xt, tiles, cn, labels, n, d, k, kpad, b, teams, tid, cs, 32, KM_FEW_SUMS / 32, 1)
+                    : km_few_block(xt, tiles, cn, labels, n, d, k, kpad, b, teams, tid, cs, 32, KM_FEW_SUMS / 32, 0);
+    km_add_warp_changes(&changed, mine, tid);
+  }
+  return changed;
+}
+
 /* The tensor-core assign step (--distance dot-3xtf32, KM_DISTANCE_DOT_3XTF32): the dot form's
  * x.c by the TF32 tensor cores' mma.sync (m16n8k8: a warp multiplies 16 points by 8 centroids
  * over 8 features), each float split into a TF32 head and tail (km_tf32_split; the centroids
@@ -409,6 +545,7 @@ km_mma_block(const float *restrict xt, const float *restrict tiles, const float 
   const size_t i0 = (size_t)(b / l.splits) * KM_BLOCK_POINTS;
   const int cb_begin = s * l.tiles_per_split;
   const int cb_end = cb_begin + l.tiles_per_split < l.tiles ? cb_begin + l.tiles_per_split : l.tiles;
+  const float *tails = products == 3 ? tiles_lo : NULL; /* the centroids' TF32 tails, staged for 3 products */
   float best[4];
   int best_c[4];
   KM_UNROLL for (int r = 0; r < 4; r++) {
@@ -422,12 +559,12 @@ km_mma_block(const float *restrict xt, const float *restrict tiles, const float 
       KM_UNROLL for (int ni = 0; ni < 8; ni++)
         KM_UNROLL for (int e = 0; e < 4; e++) acc[mi][ni][e] = 0.0f;
     const size_t chunks = (d + KM_MMA_DEPTH - 1) / KM_MMA_DEPTH;
-    km_stage_rows(xt, tiles, products == 3 ? tiles_lo : NULL, n, d, kpad, i0, c0, 0, KM_MMA_DEPTH, tid, xs, KM_MMA_XS_ROW, cs, cs_lo,
+    km_stage_rows(xt, tiles, tails, n, d, kpad, i0, c0, 0, KM_MMA_DEPTH, tid, xs, KM_MMA_XS_ROW, cs, cs_lo,
                   KM_MMA_CS_ROW);
     KM_NO_UNROLL for (size_t q = 0; q < chunks; q++) {
       if (q + 1 < chunks) {
         const size_t next = ((q + 1) % 2) * KM_MMA_DEPTH;
-        km_stage_rows(xt, tiles, products == 3 ? tiles_lo : NULL, n, d, kpad, i0, c0, (q + 1) * KM_MMA_DEPTH, KM_MMA_DEPTH, tid,
+        km_stage_rows(xt, tiles, tails, n, d, kpad, i0, c0, (q + 1) * KM_MMA_DEPTH, KM_MMA_DEPTH, tid,
                       xs + next * KM_MMA_XS_ROW, KM_MMA_XS_ROW, cs + next * KM_MMA_CS_ROW, cs_lo + next * KM_MMA_CS_ROW,
                       KM_MMA_CS_ROW);
         km_staged_but_last();
@@ -486,8 +623,8 @@ km_mma_block(const float *restrict xt, const float *restrict tiles, const float 
 }
 
 /* The assign step on the tensor cores in `products` products (3 or 1, see km_mma_block); returns
- * how many labels changed. The
- * caller has checked that kernels run on the GPU (a bare region does not run on the host). */
+ * how many labels changed. The caller has checked that kernels run on the GPU (a bare region
+ * does not run on the host). */
 static long km_assign_mma(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo,
                           const float *restrict cn, int *restrict labels, float *restrict part_d,
                           int *restrict part_c, size_t n, size_t d, int kpad, km_layout l, int products) {
@@ -502,9 +639,11 @@ static long km_assign_mma(const float *restrict xt, const float *restrict tiles,
     static float cs_lo[2 * KM_MMA_DEPTH * KM_MMA_CS_ROW] __attribute__((aligned(16)));
     TEAM_LOCAL(cs_lo)
     const int b = ompx_block_id_x(), tid = ompx_thread_id_x();
-    int mine = products == 3
-                   ? km_mma_block(xt, tiles, tiles_lo, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, cs_lo, 3)
-                   : km_mma_block(xt, tiles, tiles_lo, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, cs_lo, 1);
+    int mine;
+    if (products == 3)
+      mine = km_mma_block(xt, tiles, tiles_lo, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, cs_lo, 3);
+    else
+      mine = km_mma_block(xt, tiles, tiles_lo, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, cs_lo, 1);
     km_add_warp_changes(&changed, mine, tid);
   }
   return l.splits == 1 ? changed : km_merge_splits(labels, part_d, part_c, n, l.splits);
@@ -548,6 +687,8 @@ static long km_gpu_assign(km_tuned_run *run, const km_assign_job *j) {
   if (j->tensor)
     return km_assign_mma(j->xt, j->cs, j->cs_lo, j->cn, j->labels, run->part_d, run->part_c, j->n, j->d, j->kpad,
                          run->layout, j->tensor);
+  if (km_few_applies(j->d, j->kpad))
+    return km_assign_few(j->xt, j->direct ? j->ct : j->cs, j->cn, j->labels, j->n, j->d, j->k, j->kpad, j->direct);
   return km_assign_tiled(j->xt, j->direct ? j->ct : j->cs, j->cn, j->labels, run->part_d, run->part_c, j->n, j->d,
                          j->kpad, run->layout, j->direct);
 }
@@ -563,8 +704,7 @@ static void km_gpu_close(km_tuned_run *run) {
 }
 
 static const km_tuned_kernels km_gpu_kernels = {
-    "gpu: team-tiled ompx_bare kernels (cp.async staging; mma.sync for dot-3xtf32 and dot-tf32)", 1, 1, 1, km_gpu_open,
-    km_gpu_assign,
-    km_gpu_close};
+    "gpu: team-tiled ompx_bare kernels (cp.async staging; mma.sync for dot-3xtf32 and dot-tf32; one pass for k <= 32)",
+    1, 1, 1, km_few_as_fast, km_gpu_open, km_gpu_assign, km_gpu_close};
 
 const km_tuned_kernels *km_tuned(void) { return &km_gpu_kernels; }

@@ -48,6 +48,9 @@ typedef struct {
   int dimension_major;  /* cs dimension-major (cs[j * kpad + c]); else tile by tile, as km_tile_at says */
   int direct_reads_ct;  /* the direct form reads ct itself: km_prepare need not copy it */
   int has_tensor;       /* the tensor-core kernel (--distance dot-3xtf32 and dot-tf32) is here */
+  /* Whether the direct form's kernel is as fast as the tensor-core one for d features against kpad
+   * (padded) centroids (--distance auto takes direct there); NULL: nowhere. */
+  int (*direct_as_fast)(size_t d, int kpad);
   /* Prepares a run of n points of d features against kpad (padded) centroids, the tensor form
    * when `tensor`. Returns the state, or NULL: with *applies = 0 when these kernels cannot run
    * here (the gpu build's kernels on the host, under --allow-host), else with a pc_fail message

@@ -221,7 +221,8 @@ int pragmaclust_kmeans(const float *x, size_t n, size_t d, const pragmaclust_kme
   if (gemm && km_gemm_load(distance == KM_DISTANCE_GEMM_TF32) != 0) return PRAGMACLUST_ERR_UNSUPPORTED;
   if (km_tensor_products(distance) && !pc_offloading())
     return failure(PRAGMACLUST_ERR_UNSUPPORTED,
-                   "%s: PRAGMACLUST_DISTANCE_%s runs on a GPU's tensor cores; the kernels of this library run on the host",
+                   "%s: PRAGMACLUST_DISTANCE_%s runs on a GPU's tensor cores; "
+                   "the kernels of this library run on the host",
                    fn, distance == KM_DISTANCE_DOT_TF32 ? "DOT_TF32" : "DOT_3XTF32");
 
   km_params params = {.k = o->k, .max_iter = o->max_iter, .fixed_iter = o->fixed_iter, .tol = o->tol,

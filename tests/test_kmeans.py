@@ -629,7 +629,8 @@ def test_auto_on_the_host(variant, work, d, k, used):
                                       (70, 1000, "dot-3xtf32"), (3, 1400, "direct")])
 def test_auto_on_a_gpu(gpu, work, d, k, used):
     """On a GPU auto is direct where a small-run path takes the shape (k (d + 1) <= 4096 team sums
-    and n kpad d <= 2^26) or k > 4^d, and the tensor cores elsewhere: the report names the one used, and the
+    and n kpad d <= 2^26), where k > 4^d or where k <= 32 (test_auto_on_a_gpu_by_n), and the
+    tensor cores elsewhere: the report names the one used, and the
     run is that distance's, byte for byte; on well-separated clusters its labels are direct's."""
     skip_without_tensor_kernel(gpu)
     x, init = blobs_near_origin(d + k, 3 * k + 100, d, k, std=0.002)
@@ -643,20 +644,25 @@ def test_auto_on_a_gpu(gpu, work, d, k, used):
 
 
 @needs_gpu
-@pytest.mark.parametrize("n,used", [(2_000_000, "direct"), (2_200_000, "dot-3xtf32")])
-def test_auto_on_a_gpu_by_n(gpu, work, n, used):
-    """d = 2, k = 16: the fused path up to n kpad d = 2^26 points-times-work (direct), the tensor
-    cores beyond."""
+@pytest.mark.parametrize("n,d,k,used", [(2_000_000, 2, 16, "direct"), (2_200_000, 2, 16, "direct"),
+                                        (340_000, 4, 48, "direct"), (360_000, 4, 48, "dot-3xtf32"),
+                                        (300_000, 16, 32, "direct"), (300_000, 32, 32, "dot-3xtf32"),
+                                        (300_000, 250, 16, "direct")])
+def test_auto_on_a_gpu_by_n(gpu, work, n, d, k, used):
+    """The fused path up to n kpad d = 2^26 points-times-work (direct); beyond it direct where the
+    tuned kernels' one-pass kernel for few centroids is as fast as the tensor cores (kpad 16 at
+    any d it takes, kpad 32 up to d = 16), the tensor cores elsewhere (kpad 32 at d = 32, kpad 48)."""
     skip_without_tensor_kernel(gpu)
     rep = work / "r.json"
-    gpu.kmeans_ok(f"gen:uniform:n={n},d=2,seed=3", "-k", 16, "--iterations", 1, "--report", rep)
+    gpu.kmeans_ok(f"gen:uniform:n={n},d={d},seed=3", "-k", k, "--iterations", 1, "--report", rep)
     assert load_report(rep)["params"]["distance_used"] == used
 
 
 def test_unknown_distance_names_auto(seq, work):
     rc, out, err = seq.run("kmeans", "gen:blobs:n=100,d=2", "-k", 3, "--distance", "fast", "--labels", work / "l.txt")
     assert rc == 2 and out == "" and list(work.iterdir()) == []
-    assert err.count("\n") == 1 and "expected auto, direct, dot, gemm, gemm-tf32, dot-3xtf32 or dot-tf32, got 'fast'" in err
+    assert err.count("\n") == 1
+    assert "expected auto, direct, dot, gemm, gemm-tf32, dot-3xtf32 or dot-tf32, got 'fast'" in err
 
 
 # ---- the gpu variant without a GPU --------------------------------------------------------
@@ -909,14 +915,18 @@ def test_tuned_and_portable_kernels_give_the_same_result(variant, work, distance
 
 
 @pytest.mark.parametrize("distance", ["direct", "dot"])
-@pytest.mark.parametrize("gen, k", [("gen:uniform:n=5001,d=7,seed=3", 13),      # kpad 16
-                                    ("gen:uniform:n=5001,d=7,seed=3", 29),      # kpad 32
-                                    ("gen:uniform:n=1029,d=250,seed=5", 9)])    # many feature chunks
-def test_tuned_kernels_at_small_k_match_sequential(seq, gpu, work, gen, k, distance):
-    """The gpu variant's tuned assign step where k is far below its blocks of 64 centroids, off
-    the small-run paths (--update host): uniform data, where near-ties abound, give seq's labels,
-    centroids and iterations bit for bit, with n not a multiple of a block's points. Without a
-    GPU the portable loop runs, as the report says."""
+@pytest.mark.parametrize("gen, k", [("gen:uniform:n=5001,d=7,seed=3", 13),      # kpad 16: two points a thread
+                                    ("gen:uniform:n=5001,d=7,seed=3", 29),      # kpad 32: one point a thread
+                                    ("gen:uniform:n=400003,d=5,seed=3", 13),    # teams take several blocks each
+                                    ("gen:uniform:n=400003,d=5,seed=3", 29),
+                                    ("gen:uniform:n=1029,d=250,seed=5", 9),     # 4000 centroid values staged
+                                    ("gen:uniform:n=1029,d=260,seed=5", 9)])    # too many to stage: team-tiled
+def test_few_centroid_kernel_matches_sequential(seq, gpu, work, gen, k, distance):
+    """The gpu variant's one-pass kernel for k <= 32 (km_assign_few, kmeans_assign_gpu.c), off the
+    small-run paths (--update host): uniform data, where near-ties abound, give seq's labels,
+    centroids and iterations bit for bit, with n not a multiple of a team's points, and with more
+    blocks of points than teams (each team takes several). Without a GPU
+    the portable loop runs, as the report says."""
     out = {}
     for b in (seq, gpu):
         rep = work / f"{b.name}.json"
