@@ -369,60 +369,12 @@ static void km_prepare(const float *restrict ct, const float *restrict offset, f
   }
 }
 
-/* The update step sums in fixed point: value x of dimension j becomes the integer
- * x * 2^s_j toward zero (km_to_fixed), and sums are 64-bit integers: exact, so they do not depend on
- * the order in which threads, teams or variants add the points, and every variant computes the
- * same centroids from the same labels, bit for bit. s_j is chosen once per run
- * (km_fixed_scales) so that no sum of n values can overflow; a centroid is then exact to within
- * 2^-s_j, about 2^-(62 - log2 n) of the dimension's largest |x| (2^-42 at n = 1M): finer than
- * its float32 value unless it is 2^(38 - log2 n) times smaller than that largest |x|. (Summing
- * in double instead loses up to n 2^-53 of the cluster's sum of |x|.) Why not doubles: GPU
- * threads add into team-shared memory with atomics, and the GPU has native shared-memory
- * atomics only for 32-bit integers; a double (or 64-bit integer) add there is a
- * compare-and-swap loop, which bounded the update step (two 32-bit words are faster, km_team_add:
- * docs/performance.md). */
-typedef long long km_fixed;
-
+/* The update step's fixed point (km_fixed, km_to_fixed) and team-local sums (km_team_add,
+ * km_team_sum) are in kmeans_tuned.h: the tuned kernel that sums in its assign step shares them. */
 DEV_FUNCS_BEGIN
-/* x * scale toward zero: scale is a power of two, so the float product is exact (or below 1,
- * where it becomes 0 either way), and one conversion makes it an integer */
-static inline km_fixed km_to_fixed(float x, float scale) { return (km_fixed)(x * scale); }
 /* a centroid coordinate from its cluster's fixed-point sum (unscale = 2^-s_j) and count */
 static inline float km_mean(km_fixed sum, double unscale, km_fixed count) {
   return (float)((double)sum * unscale / (double)count);
-}
-DEV_FUNCS_END
-
-/* Team-local fixed-point sums (km_team_add, km_team_sum). On the GPU a sum is two 32-bit words
- * (low first), which the team's threads add to at once by two native 32-bit atomics: the low
- * word's returns the word as it was, which tells whether the add carried into the high word (the
- * high word's add takes q's high half and that carry; integer adds commute, so the pair ends
- * exact whatever the order). A CPU team is one thread, which adds a 64-bit integer plainly. */
-#if defined(PC_VARIANT_GPU)
-typedef unsigned km_team_word;
-#define KM_SUM_WORDS 2
-#else
-typedef km_fixed km_team_word;
-#define KM_SUM_WORDS 1
-#endif
-DEV_FUNCS_BEGIN
-static inline __attribute__((always_inline)) void km_team_add(km_team_word *sums, size_t e, km_fixed q) {
-#if defined(PC_VARIANT_GPU)
-  const unsigned low = (unsigned)q;
-  unsigned before;
-#pragma omp atomic capture
-  {
-    before = sums[2 * e];
-    sums[2 * e] += low;
-  }
-  const unsigned high = (unsigned)((unsigned long long)q >> 32) + (before + low < before);
-  if (high) {
-#pragma omp atomic update
-    sums[2 * e + 1] += high;
-  }
-#else
-  sums[e] += q;
-#endif
 }
 /* Point i into the team-local sums of whole clusters (cluster c's d sums at c * (d + 1), its
  * count after them). */
@@ -432,13 +384,6 @@ static inline __attribute__((always_inline)) void km_team_add_point(km_team_word
   const size_t base = (size_t)c * (d + 1);
   for (size_t j = 0; j < d; j++) km_team_add(sums, base + j, km_to_fixed(xt[j * n + i], scale[j]));
   km_team_add(sums, base + d, 1);
-}
-static inline km_fixed km_team_sum(const km_team_word *sums, size_t e) {
-#if defined(PC_VARIANT_GPU)
-  return (km_fixed)((unsigned long long)sums[2 * e + 1] << 32 | sums[2 * e]);
-#else
-  return sums[e];
-#endif
 }
 DEV_FUNCS_END
 
@@ -1399,10 +1344,20 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
     result->phase_s[KM_PHASE_UPDATE] += t0 - t_iter;
     const km_assign_job job = {xt, ct, cs, cs_lo, cn, labels, n, d, k, kpad, direct,
                                km_tensor_products(params->distance)};
+    /* a tuned kernel that adds the points to the update's sums in its assign step, where it takes
+     * the shape (kmeans_tuned.h): the points read once an iteration; -1 where it does not */
+    long changed = -1;
+    if (!streaming && on_device && update.method == KM_SUMS_WHOLE && tuned_run && tuned->assign_and_sum) {
+      PAR_FOR(GPU_THREADS)
+      for (size_t e = 0; e < sums_len; e++) sums[e] = 0;
+      changed = tuned->assign_and_sum(tuned_run, &job, sums, scale);
+    }
+    const int summed = changed >= 0;
     /* out of core, the blocks' assign steps and (on the device) sums, each phase timed there */
-    long changed = streaming ? km_assign_blocks(&stream, &job, tuned, runs, gemm ? &scratch : NULL,
-                                                on_device ? sums : NULL, scale, update, result->phase_s)
-                             : km_assign_step(&job, tuned, tuned_run, gemm ? &scratch : NULL);
+    if (!summed)
+      changed = streaming ? km_assign_blocks(&stream, &job, tuned, runs, gemm ? &scratch : NULL, on_device ? sums : NULL,
+                                             scale, update, result->phase_s)
+                          : km_assign_step(&job, tuned, tuned_run, gemm ? &scratch : NULL);
     if (changed < 0) { /* a cuBLAS error: release the device data, then fail */
       failed = 1;
       break;
@@ -1415,7 +1370,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
 
     double shift;
     if (on_device) {
-      if (!streaming) km_accumulate(xt, labels, sums, scale, n, d, k, update, 1);
+      if (!streaming && !summed) km_accumulate(xt, labels, sums, scale, n, d, k, update, 1);
       if (pc_dist_size() > 1) { /* every rank's sums, exact in any order: one process's centroids */
         DEV_UPDATE(from(sums[0 : sums_len]))
         pc_dist_sum_ll(sums, sums_len);

@@ -381,6 +381,7 @@ static long km_assign_tiled(const float *restrict xt, const float *restrict tile
 #define KM_FEW_THREADS 256
 #define KM_FEW_MOST 32     /* the most centroids (kpad) */
 #define KM_FEW_STAGED 4096 /* the most centroid values (d kpad) in team memory */
+#define KM_FEW_SUMMED 512  /* the most update sums (k (d + 1)) summed in the assign step */
 #define KM_FEW_SUMS_DEFAULT 32 /* register sums a thread: kmost times its points */
 #ifndef KM_FEW_SUMS
 #define KM_FEW_SUMS KM_FEW_SUMS_DEFAULT
@@ -413,9 +414,15 @@ static int km_few_as_fast(size_t d, int kpad) { return km_few_applies(d, kpad) &
 static inline __attribute__((always_inline)) int km_few_block(const float *restrict xt, const float *restrict tiles,
                                                               const float *restrict cn, int *restrict labels, size_t n,
                                                               size_t d, int k, int kpad, int team, int teams,
-                                                              int tid, float *restrict cs, const int kmost,
-                                                              const int pts, const int direct) {
+                                                              int tid, float *restrict cs, km_team_word *local,
+                                                              const float *restrict scale, const int kmost,
+                                                              const int pts, const int direct, const int sum) {
+  const size_t sums_row = d + 1; /* sum: a cluster's d sums and its count */
+  float sc[KM_FEW_DEPTH]; /* sum: the fixed point's scales */
+  KM_UNROLL for (int j = 0; j < KM_FEW_DEPTH; j++) sc[j] = sum && (size_t)j < d ? scale[j] : 0.0f;
   for (size_t e = (size_t)tid; e < d * (size_t)kpad; e += KM_FEW_THREADS) cs[e] = tiles[e];
+  if (sum)
+    for (size_t e = (size_t)tid; e < KM_SUM_WORDS * (size_t)k * sums_row; e += KM_FEW_THREADS) local[e] = 0;
   ompx_sync_block_acq_rel();
   const size_t per_block = (size_t)KM_FEW_THREADS * (size_t)pts, blocks = (n + per_block - 1) / per_block;
   int mine = 0;
@@ -428,8 +435,9 @@ static inline __attribute__((always_inline)) int km_few_block(const float *restr
     }
     float acc[KM_FEW_SUMS];
     KM_UNROLL for (int e = 0; e < KM_FEW_SUMS; e++) acc[e] = 0.0f;
+    float xv[KM_FEW_SUMS / 16][KM_FEW_DEPTH]; /* a chunk's features (sum: d <= KM_FEW_DEPTH, all of them) */
     KM_NO_UNROLL for (size_t j0 = 0; j0 < d; j0 += KM_FEW_DEPTH) {
-      float xv[KM_FEW_SUMS / 16][KM_FEW_DEPTH]; /* every load of the chunk in flight at once */
+      /* every load of the chunk in flight at once */
       KM_UNROLL for (int q = 0; q < KM_FEW_DEPTH; q++)
         KM_UNROLL for (int p = 0; p < pts; p++) {
           const size_t i = i0 + (size_t)p * KM_FEW_THREADS;
@@ -465,36 +473,73 @@ static inline __attribute__((always_inline)) int km_few_block(const float *restr
       if (i < n) {
         mine += old[p] != best_c;
         labels[i] = best_c;
+        if (sum) { /* the point into its cluster's team-local sums, as km_team_add_point */
+          const size_t base = (size_t)best_c * sums_row;
+          KM_UNROLL for (int j = 0; j < KM_FEW_DEPTH; j++)
+            if ((size_t)j < d) km_team_add(local, base + (size_t)j, km_to_fixed(xv[p][j], sc[j]));
+          km_team_add(local, base + d, 1);
+        }
       }
     }
   }
   return mine;
 }
 
+/* A team's sums of whole clusters (km_few_block's `local`) added to the global ones (sums[j * k +
+ * c]), once a team, after its threads are done. */
+static inline __attribute__((always_inline)) void km_flush_team_sums(const km_team_word *local, km_fixed *sums,
+                                                                     size_t d, int k, int tid) {
+  ompx_sync_block_acq_rel();
+  const size_t row = d + 1;
+  for (size_t e = (size_t)tid; e < (size_t)k * row; e += KM_FEW_THREADS) {
+    const km_fixed s = km_team_sum(local, e);
+    if (s == 0) continue;
+#pragma omp atomic update
+    sums[e % row * (size_t)k + e / row] += s;
+  }
+}
+
 /* The assign step for few centroids (see km_few_block); returns how many labels changed. The
  * caller has checked km_few_applies and that kernels run on the GPU. */
 static long km_assign_few(const float *restrict xt, const float *restrict tiles, const float *restrict cn,
-                          int *restrict labels, size_t n, size_t d, int k, int kpad, int direct) {
+                          int *restrict labels, size_t n, size_t d, int k, int kpad, int direct,
+                          km_fixed *restrict sums, const float *restrict scale) {
   long changed = 0;
   const int kmost = kpad <= 16 ? 16 : KM_FEW_MOST, pts = KM_FEW_SUMS / kmost;
   const size_t blocks = (n + (size_t)KM_FEW_THREADS * pts - 1) / ((size_t)KM_FEW_THREADS * pts),
                most = (size_t)KM_FEW_TEAMS_PER_SM * (size_t)pc_device_multiprocessors();
   const int teams = (int)(blocks < most ? blocks : most);
-#pragma omp target teams ompx_bare num_teams(teams) thread_limit(KM_FEW_THREADS) map(tofrom : changed)
-  {
-    static float cs[KM_FEW_STAGED] __attribute__((aligned(16)));
-    TEAM_LOCAL(cs)
-    const int b = ompx_block_id_x(), tid = ompx_thread_id_x();
-    int mine;
-    if (kmost == 16)
-      mine = direct ? km_few_block(xt, tiles, cn, labels, n, d, k, kpad, b, teams, tid, cs, 16, KM_FEW_SUMS / 16, 1)
-                    : km_few_block(xt, tiles, cn, labels, n, d, k, kpad, b, teams, tid, cs, 16, KM_FEW_SUMS / 16, 0);
-    else
-      mine = direct ? km_few_block(xt, tiles, cn, labels, n, d, k, kpad, b, teams, tid, cs, 32, KM_FEW_SUMS / 32, 1)
-                    : km_few_block(xt, tiles, cn, labels, n, d, k, kpad, b, teams, tid, cs, 32, KM_FEW_SUMS / 32, 0);
-    km_add_warp_changes(&changed, mine, tid);
+  /* Two kernels: summing takes more registers, which would slow the other form (both teams of a
+   * multiprocessor at once need at most 128); the forms are constants within each. */
+#define KM_FEW_KERNEL(sum)                                                                                            \
+  _Pragma("omp target teams ompx_bare num_teams(teams) thread_limit(KM_FEW_THREADS) map(tofrom : changed)") {         \
+    static float cs[KM_FEW_STAGED] __attribute__((aligned(16)));                                                     \
+    TEAM_LOCAL(cs)                                                                                                   \
+    static km_team_word local[(sum) ? KM_SUM_WORDS * KM_FEW_SUMMED : 1];                                             \
+    TEAM_LOCAL(local)                                                                                                \
+    const int b = ompx_block_id_x(), tid = ompx_thread_id_x();                                                       \
+    const int mine = kmost == 16 ? (direct ? KM_FEW_BLOCK(16, 1, sum) : KM_FEW_BLOCK(16, 0, sum))                    \
+                                 : (direct ? KM_FEW_BLOCK(32, 1, sum) : KM_FEW_BLOCK(32, 0, sum));                   \
+    km_add_warp_changes(&changed, mine, tid);                                                                        \
+    if (sum) km_flush_team_sums(local, sums, d, k, tid);                                                             \
   }
+#define KM_FEW_BLOCK(kmost, direct, sum)                                                                              \
+  km_few_block(xt, tiles, cn, labels, n, d, k, kpad, b, teams, tid, cs, local, scale, kmost, KM_FEW_SUMS / kmost,     \
+               direct, sum)
+  if (sums)
+    KM_FEW_KERNEL(1)
+  else
+    KM_FEW_KERNEL(0)
+#undef KM_FEW_BLOCK
+#undef KM_FEW_KERNEL
   return changed;
+}
+
+/* Whether km_assign_few also sums the points into the update's sums (km_gpu_assign_and_sum): a
+ * point's features all in its thread's registers (d <= KM_FEW_DEPTH) and the k (d + 1) sums in
+ * team memory beside the centroids. */
+static int km_few_sums(size_t d, int k, int kpad) {
+  return km_few_applies(d, kpad) && d <= KM_FEW_DEPTH && (size_t)k * (d + 1) <= KM_FEW_SUMMED;
 }
 
 /* The tensor-core assign step (--distance dot-3xtf32, KM_DISTANCE_DOT_3XTF32): the dot form's
@@ -688,9 +733,17 @@ static long km_gpu_assign(km_tuned_run *run, const km_assign_job *j) {
     return km_assign_mma(j->xt, j->cs, j->cs_lo, j->cn, j->labels, run->part_d, run->part_c, j->n, j->d, j->kpad,
                          run->layout, j->tensor);
   if (km_few_applies(j->d, j->kpad))
-    return km_assign_few(j->xt, j->direct ? j->ct : j->cs, j->cn, j->labels, j->n, j->d, j->k, j->kpad, j->direct);
+    return km_assign_few(j->xt, j->direct ? j->ct : j->cs, j->cn, j->labels, j->n, j->d, j->k, j->kpad, j->direct,
+                         NULL, NULL);
   return km_assign_tiled(j->xt, j->direct ? j->ct : j->cs, j->cn, j->labels, run->part_d, run->part_c, j->n, j->d,
                          j->kpad, run->layout, j->direct);
+}
+
+static long km_gpu_assign_and_sum(km_tuned_run *run, const km_assign_job *j, km_fixed *sums, const float *scale) {
+  (void)run;
+  if (j->tensor || !km_few_sums(j->d, j->k, j->kpad)) return -1;
+  return km_assign_few(j->xt, j->direct ? j->ct : j->cs, j->cn, j->labels, j->n, j->d, j->k, j->kpad, j->direct, sums,
+                       scale);
 }
 
 static void km_gpu_close(km_tuned_run *run) {
@@ -705,6 +758,6 @@ static void km_gpu_close(km_tuned_run *run) {
 
 static const km_tuned_kernels km_gpu_kernels = {
     "gpu: team-tiled ompx_bare kernels (cp.async staging; mma.sync for dot-3xtf32 and dot-tf32; one pass for k <= 32)",
-    1, 1, 1, km_few_as_fast, km_gpu_open, km_gpu_assign, km_gpu_close};
+    1, 1, 1, km_few_as_fast, km_gpu_open, km_gpu_assign, km_gpu_assign_and_sum, km_gpu_close};
 
 const km_tuned_kernels *km_tuned(void) { return &km_gpu_kernels; }

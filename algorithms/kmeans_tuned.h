@@ -42,6 +42,7 @@ typedef struct {
 } km_assign_job;
 
 typedef struct km_tuned_run km_tuned_run; /* a tuned kernel's state for one k-means run */
+typedef long long km_fixed;               /* a fixed-point sum of the update step (see km_to_fixed) */
 
 typedef struct {
   const char *name;     /* for reports: what the kernels are */
@@ -58,6 +59,12 @@ typedef struct {
   km_tuned_run *(*open)(size_t n, size_t d, int kpad, int tensor, int *applies, int *splits);
   /* One assign step; returns the number of labels that changed. */
   long (*assign)(km_tuned_run *run, const km_assign_job *job);
+  /* One assign step that also adds each point, by its new label, to the update step's sums of
+   * whole clusters (kmeans.c's km_accumulate_in_teams: sums[j * k + c], d + 1 rows of k, the
+   * counts last, zero on entry) in km_to_fixed's fixed point with the scales `scale`, so that an
+   * iteration reads the points once. Returns the number of labels that changed, or -1 where it
+   * does not take the shape (the caller then assigns and sums apart). NULL: none. */
+  long (*assign_and_sum)(km_tuned_run *run, const km_assign_job *job, km_fixed *sums, const float *scale);
   void (*close)(km_tuned_run *run);
 } km_tuned_kernels;
 
@@ -94,6 +101,65 @@ static inline void km_tf32_split(float x, unsigned *hi, unsigned *lo) {
   const unsigned head = km_tf32_round(x);
   *hi = head;
   *lo = km_tf32_round(x - km_bits_float(head));
+}
+DEV_FUNCS_END
+
+/* The update step sums in fixed point: value x of dimension j becomes the integer
+ * x * 2^s_j toward zero (km_to_fixed), and sums are 64-bit integers: exact, so they do not depend on
+ * the order in which threads, teams or variants add the points, and every variant computes the
+ * same centroids from the same labels, bit for bit. s_j is chosen once per run
+ * (km_fixed_scales, kmeans.c) so that no sum of n values can overflow; a centroid is then exact to within
+ * 2^-s_j, about 2^-(62 - log2 n) of the dimension's largest |x| (2^-42 at n = 1M): finer than
+ * its float32 value unless it is 2^(38 - log2 n) times smaller than that largest |x|. (Summing
+ * in double instead loses up to n 2^-53 of the cluster's sum of |x|.) Why not doubles: GPU
+ * threads add into team-shared memory with atomics, and the GPU has native shared-memory
+ * atomics only for 32-bit integers; a double (or 64-bit integer) add there is a
+ * compare-and-swap loop, which bounded the update step (two 32-bit words are faster, km_team_add:
+ * docs/performance.md). */
+
+DEV_FUNCS_BEGIN
+/* x * scale toward zero: scale is a power of two, so the float product is exact (or below 1,
+ * where it becomes 0 either way), and one conversion makes it an integer */
+static inline km_fixed km_to_fixed(float x, float scale) { return (km_fixed)(x * scale); }
+DEV_FUNCS_END
+
+/* Team-local fixed-point sums (km_team_add, km_team_sum). On the GPU a sum is two 32-bit words
+ * (low first), which the team's threads add to at once by two native 32-bit atomics: the low
+ * word's returns the word as it was, which tells whether the add carried into the high word (the
+ * high word's add takes q's high half and that carry; integer adds commute, so the pair ends
+ * exact whatever the order). A CPU team is one thread, which adds a 64-bit integer plainly. */
+#if defined(PC_VARIANT_GPU)
+typedef unsigned km_team_word;
+#define KM_SUM_WORDS 2
+#else
+typedef km_fixed km_team_word;
+#define KM_SUM_WORDS 1
+#endif
+DEV_FUNCS_BEGIN
+static inline __attribute__((always_inline)) void km_team_add(km_team_word *sums, size_t e, km_fixed q) {
+#if defined(PC_VARIANT_GPU)
+  const unsigned low = (unsigned)q;
+  unsigned before;
+#pragma omp atomic capture
+  {
+    before = sums[2 * e];
+    sums[2 * e] += low;
+  }
+  const unsigned high = (unsigned)((unsigned long long)q >> 32) + (before + low < before);
+  if (high) {
+#pragma omp atomic update
+    sums[2 * e + 1] += high;
+  }
+#else
+  sums[e] += q;
+#endif
+}
+static inline km_fixed km_team_sum(const km_team_word *sums, size_t e) {
+#if defined(PC_VARIANT_GPU)
+  return (km_fixed)((unsigned long long)sums[2 * e + 1] << 32 | sums[2 * e]);
+#else
+  return sums[e];
+#endif
 }
 DEV_FUNCS_END
 

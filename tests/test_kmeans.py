@@ -939,6 +939,35 @@ def test_few_centroid_kernel_matches_sequential(seq, gpu, work, gen, k, distance
     assert out["gpu"][2]["iterations"] == out["seq"][2]["iterations"] > 2
 
 
+@pytest.mark.parametrize("shape", ["uniform-d8-k8", "negative-d4-k12", "blobs-d16-k20", "uniform-d5-k40"])
+def test_sums_in_the_assign_step_match_sequential(seq, gpu, work, shape):
+    """The general path (n kpad d above the small-run paths' bound) with the update on the device:
+    where the gpu variant's kernel for few centroids also adds the points to the update's sums
+    (km_gpu_assign_and_sum: kpad <= 32, d <= 8) and where the sums are taken apart (d = 16, k = 40),
+    labels, centroids and iterations are seq's bit for bit, also with values of both signs far from
+    the origin."""
+    if shape == "negative-d4-k12":
+        rng = np.random.default_rng(5)
+        x = (rng.normal(0, 30, (1100000, 4)) + rng.integers(-3, 3, (1100000, 1)) * 400 - 900).astype(np.float32)
+        data, k = work / "negative.npy", 12
+        np.save(data, x)
+    else:
+        data, k = {"uniform-d8-k8": ("gen:uniform:n=600000,d=8,seed=3", 8),
+                   "blobs-d16-k20": ("gen:blobs:n=300000,d=16,centers=20,box=1000,seed=4", 20),
+                   "uniform-d5-k40": ("gen:uniform:n=300000,d=5,seed=6", 40)}[shape]
+    out = {}
+    for b in (seq, gpu):
+        rep = work / f"{b.name}.json"
+        b.kmeans_ok(data, "-k", k, "--distance", "direct", "--max-iter", 8, "--labels", work / f"{b.name}.npy",
+                    "--centroids", work / f"{b.name}.c.npy", "--report", rep)
+        out[b.name] = (np.load(work / f"{b.name}.npy"), np.load(work / f"{b.name}.c.npy"), load_report(rep))
+    assert out["gpu"][2]["update_sums"] == "whole-clusters"
+    assert out["gpu"][2]["assign_kernels"] not in ("one-team", "fused")
+    np.testing.assert_array_equal(out["gpu"][0], out["seq"][0])
+    np.testing.assert_array_equal(out["gpu"][1], out["seq"][1])
+    assert out["gpu"][2]["iterations"] == out["seq"][2]["iterations"]
+
+
 @pytest.mark.parametrize("gen, k, extra, path", [
     ("gen:uniform:n=20000,d=3,seed=7", 5, [], "fused"),                          # the issue's fixed-cost case
     ("gen:blobs:n=150,d=4,centers=3,seed=2", 3, [], "one-team"),                 # iris-sized
