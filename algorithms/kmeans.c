@@ -1355,8 +1355,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
     const int summed = changed >= 0;
     /* out of core, the blocks' assign steps and (on the device) sums, each phase timed there */
     if (!summed)
-      changed = streaming ? km_assign_blocks(&stream, &job, tuned, runs, gemm ? &scratch : NULL, on_device ? sums : NULL,
-                                             scale, update, result->phase_s)
+      changed = streaming ? km_assign_blocks(&stream, &job, tuned, runs, gemm ? &scratch : NULL,
+                                             on_device ? sums : NULL, scale, update, result->phase_s)
                           : km_assign_step(&job, tuned, tuned_run, gemm ? &scratch : NULL);
     if (changed < 0) { /* a cuBLAS error: release the device data, then fail */
       failed = 1;
