@@ -1347,11 +1347,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
     /* a tuned kernel that adds the points to the update's sums in its assign step, where it takes
      * the shape (kmeans_tuned.h): the points read once an iteration; -1 where it does not */
     long changed = -1;
-    if (!streaming && on_device && update.method == KM_SUMS_WHOLE && tuned_run && tuned->assign_and_sum) {
-      PAR_FOR(GPU_THREADS)
-      for (size_t e = 0; e < sums_len; e++) sums[e] = 0;
+    if (!streaming && on_device && update.method == KM_SUMS_WHOLE && tuned_run && tuned->assign_and_sum)
       changed = tuned->assign_and_sum(tuned_run, &job, sums, scale);
-    }
     const int summed = changed >= 0;
     /* out of core, the blocks' assign steps and (on the device) sums, each phase timed there */
     if (!summed)

@@ -742,6 +742,9 @@ static long km_gpu_assign(km_tuned_run *run, const km_assign_job *j) {
 static long km_gpu_assign_and_sum(km_tuned_run *run, const km_assign_job *j, km_fixed *sums, const float *scale) {
   (void)run;
   if (j->tensor || !km_few_sums(j->d, j->k, j->kpad)) return -1;
+  const size_t len = (size_t)j->k * (j->d + 1);
+  PAR_FOR(GPU_THREADS) /* cleared here, where they will be summed: no launch where they will not */
+  for (size_t e = 0; e < len; e++) sums[e] = 0;
   return km_assign_few(j->xt, j->direct ? j->ct : j->cs, j->cn, j->labels, j->n, j->d, j->k, j->kpad, j->direct, sums,
                        scale);
 }
