@@ -330,11 +330,12 @@ DEV_FUNCS_END
  * keeps the float32 products small when the data sit far from the origin. Direct form: cn = 0
  * and cs = ct, unshifted, unless the kernels read ct themselves (`skip_copy`). cs is laid out as
  * the assign kernels read it (`dimension_major`, else tile by tile: km_tile_at). Padding
- * centroids: cs = 0, cn = +inf. With `split` (the tensor cores' dot form), cs and cs_lo get the
- * TF32 head and tail of each shifted value (km_tf32_split), cn the exact norm. */
+ * centroids: cs = 0, cn = +inf. For the tensor cores' dot form in `products` products (3 or 1;
+ * 0: not the tensor cores), cs gets the TF32 head of each shifted value and, for 3, cs_lo its
+ * tail (km_tf32_split); cn the exact norm. */
 static void km_prepare(const float *restrict ct, const float *restrict offset, float *restrict cs,
                        float *restrict cs_lo, float *restrict cn, double *restrict norm_parts, size_t d, int k,
-                       int kpad, int direct, int split, int dimension_major, int skip_copy) {
+                       int kpad, int direct, int products, int dimension_major, int skip_copy) {
   const size_t entries = skip_copy ? 0 : d * (size_t)kpad;
   PAR_FOR(GPU_THREADS)
   for (size_t e = 0; e < entries; e++) { /* feature j of centroid c: every entry on its own */
@@ -342,11 +343,11 @@ static void km_prepare(const float *restrict ct, const float *restrict offset, f
     const int c = (int)(e - j * (size_t)kpad);
     const float shifted = c < k ? ct[e] - (direct ? 0.0f : offset[j]) : 0.0f;
     const size_t at = km_tile_at(c, j, d, kpad, dimension_major);
-    if (split) {
+    if (products) {
       unsigned hi, lo;
       km_tf32_split(shifted, &hi, &lo);
       cs[at] = km_bits_float(hi);
-      cs_lo[at] = km_bits_float(lo);
+      if (products == 3) cs_lo[at] = km_bits_float(lo);
     } else {
       cs[at] = shifted;
     }
@@ -501,7 +502,7 @@ static km_device_arrays km_device_arrays_of(size_t n, size_t d, const km_params 
   const size_t held = block ? 2 * block : n, span = block ? block : n; /* points there; an assign step's */
   km_device_arrays a;
   a.ct = (size_t)kpad * d;
-  a.cs_lo = km_tensor_products(distance) ? a.ct : 1; /* the tails of cs (tensor cores) */
+  a.cs_lo = km_tensor_products(distance) == 3 ? a.ct : 1; /* the tails of cs (tensor cores, 3 products) */
   a.norm_parts = (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK * (size_t)kpad;
   a.sums = km_plan_update(span, d, k).copies * (d + 1) * (size_t)k;
   a.scale_ranges = block ? 1 : km_ranges_per_dimension(n, d); /* out of core: d maxima, from the host */
@@ -613,12 +614,7 @@ static void km_accumulate_in_teams(const float *restrict xt, const int *restrict
       km_team_add_point(local, xt, scale, n, d, i, labels[i]);
     }
     TEAM_PAR_FOR()
-    for (size_t e = 0; e < len; e++) {
-      const km_fixed s = km_team_sum(local, e);
-      if (s == 0) continue; /* nothing to add (most entries when k is large) */
-      PAR_ATOMIC
-      sums[e % row * (size_t)k + e / row] += s;
-    }
+    for (size_t e = 0; e < len; e++) km_team_sum_to_global(local, sums, e, row, k);
   }
 }
 
@@ -966,11 +962,9 @@ static __attribute__((unused)) long km_fused_pass(const float *restrict xt, floa
     }
     TEAM_PAR_FOR()
     for (size_t e = 0; e < len; e++) {
-      const km_fixed s = km_team_sum(local, e);
-      if (s == 0) continue;
-      PAR_ATOMIC
-      sums[e % row * (size_t)k + e / row] += s;
-      PAR_FLUSH
+      if (km_team_sum_to_global(local, sums, e, row, k)) {
+        PAR_FLUSH
+      }
     }
     km_fixed arrived;
     PAR_ATOMIC
@@ -1184,7 +1178,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
   const int k = params->k, direct = params->distance == KM_DISTANCE_DIRECT;
   /* cuBLAS for the dot products (kmeans_gemm.c); km_prepare makes the same cs and cn as for dot */
   const int gemm = params->distance == KM_DISTANCE_GEMM || params->distance == KM_DISTANCE_GEMM_TF32;
-  const int tensor = km_tensor_products(params->distance) > 0; /* the dot form's cs and cn too */
+  /* the tensor cores' products (3, 1; 0: not the tensor cores), the dot form's cs and cn too */
+  const int products = km_tensor_products(params->distance), tensor = products > 0;
   const int kpad = km_padded_k(k);
   /* out of core (gpu variant, km_plan_memory): the points stay on the host and pass through the
    * device in blocks (km_stream_*); `block` is what an assign step takes at once, `tail` the last's */
@@ -1339,11 +1334,10 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
       break;
     }
     const double t_iter = pc_now();
-    km_prepare(ct, offset, cs, cs_lo, cn, norm_parts, d, k, kpad, direct, tensor, dimension_major, skip_copy);
+    km_prepare(ct, offset, cs, cs_lo, cn, norm_parts, d, k, kpad, direct, products, dimension_major, skip_copy);
     t0 = pc_now();
     result->phase_s[KM_PHASE_UPDATE] += t0 - t_iter;
-    const km_assign_job job = {xt, ct, cs, cs_lo, cn, labels, n, d, k, kpad, direct,
-                               km_tensor_products(params->distance)};
+    const km_assign_job job = {xt, ct, cs, cs_lo, cn, labels, n, d, k, kpad, direct, products};
     /* a tuned kernel that adds the points to the update's sums in its assign step, where it takes
      * the shape (kmeans_tuned.h): the points read once an iteration; -1 where it does not */
     long changed = -1;

@@ -491,12 +491,7 @@ static inline __attribute__((always_inline)) void km_flush_team_sums(const km_te
                                                                      size_t d, int k, int tid) {
   ompx_sync_block_acq_rel();
   const size_t row = d + 1;
-  for (size_t e = (size_t)tid; e < (size_t)k * row; e += KM_FEW_THREADS) {
-    const km_fixed s = km_team_sum(local, e);
-    if (s == 0) continue;
-#pragma omp atomic update
-    sums[e % row * (size_t)k + e / row] += s;
-  }
+  for (size_t e = (size_t)tid; e < (size_t)k * row; e += KM_FEW_THREADS) km_team_sum_to_global(local, sums, e, row, k);
 }
 
 /* The assign step for few centroids (see km_few_block); returns how many labels changed. The

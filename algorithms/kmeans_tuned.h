@@ -62,8 +62,8 @@ typedef struct {
   /* One assign step that also adds each point, by its new label, to the update step's sums of
    * whole clusters (kmeans.c's km_accumulate_in_teams: sums[j * k + c], d + 1 rows of k, the
    * counts last, whatever they held before) in km_to_fixed's fixed point with the scales `scale`,
-   * so that an iteration reads the points once. Returns the number of labels that changed, or -1 where it
-   * does not take the shape (the caller then assigns and sums apart). NULL: none. */
+   * so that an iteration reads the points once. Returns the number of labels that changed, or -1
+   * where it does not take the shape (the caller then assigns and sums apart). NULL: none. */
   long (*assign_and_sum)(km_tuned_run *run, const km_assign_job *job, km_fixed *sums, const float *scale);
   void (*close)(km_tuned_run *run);
 } km_tuned_kernels;
@@ -108,8 +108,8 @@ DEV_FUNCS_END
  * x * 2^s_j toward zero (km_to_fixed), and sums are 64-bit integers: exact, so they do not depend on
  * the order in which threads, teams or variants add the points, and every variant computes the
  * same centroids from the same labels, bit for bit. s_j is chosen once per run
- * (km_fixed_scales, kmeans.c) so that no sum of n values can overflow; a centroid is then exact to within
- * 2^-s_j, about 2^-(62 - log2 n) of the dimension's largest |x| (2^-42 at n = 1M): finer than
+ * (km_fixed_scales, kmeans.c) so that no sum of n values can overflow; a centroid is then exact to
+ * within 2^-s_j, about 2^-(62 - log2 n) of the dimension's largest |x| (2^-42 at n = 1M): finer than
  * its float32 value unless it is 2^(38 - log2 n) times smaller than that largest |x|. (Summing
  * in double instead loses up to n 2^-53 of the cluster's sum of |x|.) Why not doubles: GPU
  * threads add into team-shared memory with atomics, and the GPU has native shared-memory
@@ -160,6 +160,16 @@ static inline km_fixed km_team_sum(const km_team_word *sums, size_t e) {
 #else
   return sums[e];
 #endif
+}
+/* Entry e of a team's sums of whole clusters (cluster e / row's dimension e % row, row = d + 1)
+ * added to the global sums (sums[j * k + c]) by an atomic; a zero adds nothing (most entries when k
+ * is large). Returns whether it added. */
+static inline int km_team_sum_to_global(const km_team_word *local, km_fixed *sums, size_t e, size_t row, int k) {
+  const km_fixed s = km_team_sum(local, e);
+  if (s == 0) return 0;
+  PAR_ATOMIC
+  sums[e % row * (size_t)k + e / row] += s;
+  return 1;
 }
 DEV_FUNCS_END
 
