@@ -369,15 +369,14 @@ static long km_assign_tiled(const float *restrict xt, const float *restrict tile
  * centroids would do 64 / kpad times the needed multiply-adds (eight times at k = 8, where they, not
  * the points read, bounded the step: docs/performance.md). Here a team of KM_FEW_THREADS threads
  * copies all the centroids into team memory once and stays: it takes block after block of points
- * (KM_FEW_TEAMS_PER_SM teams a multiprocessor; one short-lived team a block was 3.5x slower). In a
- * block each thread takes `pts` points, KM_FEW_THREADS apart (a warp's reads of a feature are
- * consecutive), reads their labels and their features KM_FEW_DEPTH at a time, all those loads in
- * flight at once, and multiplies each feature by the first k centroids, four at a time from team
- * memory. Sums run over the features in order, the distances and the comparisons (ties to the
+ * (KM_FEW_TEAMS_PER_SM teams a multiprocessor; a short-lived team a block was slower than the
+ * tiled kernel: docs/performance.md). In a block each thread takes `pts` points, KM_FEW_THREADS
+ * apart (a warp's reads of a feature are consecutive), reads their labels and their features
+ * KM_FEW_DEPTH at a time, all those loads in flight at once, and multiplies each feature by the
+ * first k centroids, four at a time from team memory. Sums run over the features in order, the distances and the comparisons (ties to the
  * lowest index) are km_tiled_block's, so are the labels. A thread's sums, pts x kmost, are
- * KM_FEW_SUMS registers: 32 (two points at kpad 16, one at 32) keep a thread at 86 registers, so
- * that both teams of a multiprocessor run at once (64: 146 registers, one team, 25% slower;
- * docs/performance.md). */
+ * KM_FEW_SUMS registers: 32 (two points at kpad 16, one at 32) keep a thread under 128 registers,
+ * so that both teams of a multiprocessor run at once (64 did not: docs/performance.md). */
 #define KM_FEW_THREADS 256
 #define KM_FEW_MOST 32     /* the most centroids (kpad) */
 #define KM_FEW_STAGED 4096 /* the most centroid values (d kpad) in team memory */
@@ -404,8 +403,8 @@ typedef float km_float4 __attribute__((ext_vector_type(4)));
 static int km_few_applies(size_t d, int kpad) { return kpad <= KM_FEW_MOST && d * (size_t)kpad <= KM_FEW_STAGED; }
 
 /* Whether km_assign_few (direct) is as fast as the tensor cores' dot-3xtf32 (the seam's
- * direct_as_fast, for --distance auto): measured on an H100 from d = 2 to 250, faster everywhere at
- * kpad 16 and at kpad 32 up to d = 16, slower at kpad 32 from d = 32 (docs/performance.md, 2026-11-28). */
+ * direct_as_fast, for --distance auto): at kpad 16 wherever it applies, at kpad 32 up to d = 16
+ * (the crossover measured: docs/performance.md, 2026-11-28). */
 static int km_few_as_fast(size_t d, int kpad) { return km_few_applies(d, kpad) && (kpad <= 16 || d <= 16); }
 
 /* Team b's points of km_assign_few, by thread tid; kmost (16 or 32, at least kpad), pts (kmost pts
