@@ -15,6 +15,9 @@
  *  - km_assign_mma (--distance dot-3xtf32 and dot-tf32): the same blocks and staging as
  *    km_assign_tiled, the dot products on the TF32 tensor cores in three products (about
  *    float32's accuracy) or one.
+ *  - km_assign_wide (the same distances where k is 512 or more): blocks of 128 points x 128
+ *    centroids, each warp 64 x 64, the operands staged point by point for ldmatrix, chunks in a
+ *    pipeline of several buffers; the labels are km_assign_mma's.
  * Sums run over the features in order (km_assign_tiled), so the labels are the portable loop's.
  */
 #include "kmeans_tuned.h"
@@ -82,18 +85,19 @@ PC_KNOB(KM_GPU_TEAMS_PER_SM)
 #define KM_BLOCK_COLS (KM_BLOCK_CENTROIDS / KM_THREAD_CENTROIDS) /* threads across the centroids */
 #define KM_BLOCK_THREADS (KM_BLOCK_ROWS * KM_BLOCK_COLS)
 
-/* How the assign step is cut (km_assign_tiled): `groups` blocks of KM_BLOCK_POINTS points,
- * `tiles` blocks of KM_BLOCK_CENTROIDS centroids in `splits` ranges of `tiles_per_split`. */
+/* How an assign step is cut: `groups` blocks of `points` points, `tiles` blocks of `centroids`
+ * centroids in `splits` ranges of `tiles_per_split`, with the ranges' winners merged by
+ * km_merge_splits where there would be fewer than `teams_per_sm` teams a multiprocessor. */
 typedef struct {
   size_t groups;
   int tiles, tiles_per_split, splits;
 } km_layout;
 
-static km_layout km_plan(size_t n, int kpad) {
+static km_layout km_plan(size_t n, int kpad, int points, int centroids, int teams_per_sm) {
   km_layout l = {0, 1, 1, 1};
-  l.groups = (n + KM_BLOCK_POINTS - 1) / KM_BLOCK_POINTS;
-  l.tiles = (kpad + KM_BLOCK_CENTROIDS - 1) / KM_BLOCK_CENTROIDS;
-  const size_t gpu_teams = (size_t)KM_GPU_TEAMS_PER_SM * (size_t)pc_device_multiprocessors();
+  l.groups = (n + (size_t)points - 1) / (size_t)points;
+  l.tiles = (kpad + centroids - 1) / centroids;
+  const size_t gpu_teams = (size_t)teams_per_sm * (size_t)pc_device_multiprocessors();
   if (l.groups < gpu_teams && l.tiles > 1) {
     const size_t want = (gpu_teams + l.groups - 1) / l.groups;
     l.splits = want < (size_t)l.tiles ? (int)want : l.tiles;
@@ -139,22 +143,27 @@ static inline void km_keep(int *restrict labels, float *restrict part_d, int *re
 }
 DEV_FUNCS_END
 
+/* The best of the candidates (best, best_c) held by `width` neighbouring threads: halving
+ * shuffles leave it, ties to the lowest index, in the first of them. */
+static inline __attribute__((always_inline)) void km_lanes_best(float *best, int *best_c, const int width) {
+  KM_UNROLL for (int step = width / 2; step > 0; step /= 2) {
+    const float other = ompx_shfl_down_sync_f(~0ull, *best, (unsigned)step, width);
+    const int other_c = ompx_shfl_down_sync_i(~0ull, *best_c, (unsigned)step, width);
+    if (other < *best || (other == *best && other_c < *best_c)) {
+      *best = other;
+      *best_c = other_c;
+    }
+  }
+}
+
 /* Point i's candidate in an assign kernel, held by `width` neighbouring threads (best, centroid
- * best_c; `first`: this thread is the first of them): halving shuffles leave the best, ties to
- * the lowest index, in the first thread, which keeps it (km_keep) when i < n. Returns 1 when
- * that changed the label, else 0. */
+ * best_c; `first`: this thread is the first of them): the best of them (km_lanes_best) is kept by
+ * the first thread (km_keep) when i < n. Returns 1 when that changed the label, else 0. */
 static inline __attribute__((always_inline)) int km_keep_lanes_best(int *restrict labels, float *restrict part_d,
                                                                     int *restrict part_c, size_t n, size_t i, int s,
                                                                     int splits, float best, int best_c,
                                                                     const int width, int first) {
-  KM_UNROLL for (int step = width / 2; step > 0; step /= 2) {
-    const float other = ompx_shfl_down_sync_f(~0ull, best, (unsigned)step, width);
-    const int other_c = ompx_shfl_down_sync_i(~0ull, best_c, (unsigned)step, width);
-    if (other < best || (other == best && other_c < best_c)) {
-      best = other;
-      best_c = other_c;
-    }
-  }
+  km_lanes_best(&best, &best_c, width);
   long changed = 0;
   if (first && i < n) km_keep(labels, part_d, part_c, n, i, s, splits, best, best_c, &changed);
   return (int)changed;
@@ -210,32 +219,33 @@ static inline __attribute__((always_inline)) void km_staged_all(void) {
 
 /* Starts thread tid's copies of the chunk of `depth` features j0.. of a tiled block (points from
  * i0, centroids from c0) into xs and cs, as one group: row r of xs (xs[r * xs_row ..]) gets feature
- * j0 + r of points i0 .., row r of cs feature j0 + r of centroids c0 ..; thread tid copies
- * element tid % KM_BLOCK_POINTS of rows tid / KM_BLOCK_POINTS, + KM_BLOCK_THREADS /
- * KM_BLOCK_POINTS, ... (consecutive threads read consecutive addresses; as the threads are a
- * multiple of the points, a thread always copies the same point), centroids likewise; 0 past
- * the ends. Rows longer than a block (xs_row > KM_BLOCK_POINTS) move the tensor-core kernel's
- * reads of a column onto different banks; that kernel also has the centroids' TF32 tails
- * (tiles_lo, into cs_lo like cs; NULL for the other). */
+ * j0 + r of the block's `points` points from i0, row r of cs feature j0 + r of its `centroids`
+ * centroids from c0, by a team of `threads` threads (the three are constants after inlining);
+ * thread tid copies element tid % points of rows tid / points, + threads / points, ...
+ * (consecutive threads read consecutive addresses; as the threads are a multiple of the points, a
+ * thread always copies the same point), centroids likewise, four at a time; 0 past the ends. Rows
+ * longer than a block (xs_row > points) move the tensor-core kernels' reads of a column onto
+ * different banks; those kernels also have the centroids' TF32 tails (tiles_lo, into cs_lo like
+ * cs; NULL for the others). */
 static inline __attribute__((always_inline)) void
 km_stage_rows(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo, size_t n, size_t d,
               int kpad, size_t i0, int c0, size_t j0, int depth, int tid, float *xs, int xs_row, float *cs,
-              float *cs_lo, int cs_row) {
-  const size_t i = i0 + (size_t)(tid % KM_BLOCK_POINTS);
-  KM_NO_UNROLL for (int u = 0; u < depth * KM_BLOCK_POINTS / KM_BLOCK_THREADS; u++) {
-    const int r = tid / KM_BLOCK_POINTS + u * (KM_BLOCK_THREADS / KM_BLOCK_POINTS);
+              float *cs_lo, int cs_row, const int points, const int centroids, const int threads) {
+  const size_t i = i0 + (size_t)(tid % points);
+  KM_NO_UNROLL for (int u = 0; u < depth * points / threads; u++) {
+    const int r = tid / points + u * (threads / points);
     const size_t j = j0 + (size_t)r;
     const int valid = j < d && i < n;
-    km_copy_async(xs + r * xs_row + tid % KM_BLOCK_POINTS, valid ? xt + j * n + i : xt, valid);
+    km_copy_async(xs + r * xs_row + tid % points, valid ? xt + j * n + i : xt, valid);
   }
   /* centroids four at a time where the arrays start on 16 bytes (the device's allocations do):
    * rows are then whole 16-byte pieces (kpad and cs_row are multiples of 4), and a piece lies
    * wholly below kpad or wholly above it; else one at a time */
   const int pieces = ((uintptr_t)tiles | (uintptr_t)(tiles_lo ? tiles_lo : tiles)) % 16 == 0;
-  const int per_row = pieces ? KM_BLOCK_CENTROIDS / 4 : KM_BLOCK_CENTROIDS, width = pieces ? 4 : 1;
+  const int per_row = pieces ? centroids / 4 : centroids, width = pieces ? 4 : 1;
   const int col = c0 + width * (tid % per_row);
-  KM_NO_UNROLL for (int u = 0; u < depth * per_row / KM_BLOCK_THREADS; u++) {
-    const int r = tid / per_row + u * (KM_BLOCK_THREADS / per_row);
+  KM_NO_UNROLL for (int u = 0; u < depth * per_row / threads; u++) {
+    const int r = tid / per_row + u * (threads / per_row);
     const size_t j = j0 + (size_t)r, at = j * (size_t)kpad + (size_t)col;
     const int valid = j < d && col < kpad;
     float *dst = cs + r * cs_row + (col - c0), *dst_lo = cs_lo + r * cs_row + (col - c0);
@@ -260,7 +270,7 @@ static inline __attribute__((always_inline)) void km_stage_chunk(const float *re
                                                                  size_t n, size_t d, int kpad, size_t i0, int c0,
                                                                  size_t j0, int tid, float *xs, float *cs) {
   km_stage_rows(xt, tiles, NULL, n, d, kpad, i0, c0, j0, KM_BLOCK_DEPTH, tid, xs, KM_BLOCK_POINTS, cs, NULL,
-                KM_BLOCK_CENTROIDS);
+                KM_BLOCK_CENTROIDS, KM_BLOCK_POINTS, KM_BLOCK_CENTROIDS, KM_BLOCK_THREADS);
 }
 
 /* One team's share of km_assign_tiled, by thread `tid` of KM_BLOCK_THREADS: point block
@@ -599,13 +609,13 @@ km_mma_block(const float *restrict xt, const float *restrict tiles, const float 
         KM_UNROLL for (int e = 0; e < 4; e++) acc[mi][ni][e] = 0.0f;
     const size_t chunks = (d + KM_MMA_DEPTH - 1) / KM_MMA_DEPTH;
     km_stage_rows(xt, tiles, tails, n, d, kpad, i0, c0, 0, KM_MMA_DEPTH, tid, xs, KM_MMA_XS_ROW, cs, cs_lo,
-                  KM_MMA_CS_ROW);
+                  KM_MMA_CS_ROW, KM_BLOCK_POINTS, KM_BLOCK_CENTROIDS, KM_BLOCK_THREADS);
     KM_NO_UNROLL for (size_t q = 0; q < chunks; q++) {
       if (q + 1 < chunks) {
         const size_t next = ((q + 1) % 2) * KM_MMA_DEPTH;
         km_stage_rows(xt, tiles, tails, n, d, kpad, i0, c0, (q + 1) * KM_MMA_DEPTH, KM_MMA_DEPTH, tid,
                       xs + next * KM_MMA_XS_ROW, KM_MMA_XS_ROW, cs + next * KM_MMA_CS_ROW, cs_lo + next * KM_MMA_CS_ROW,
-                      KM_MMA_CS_ROW);
+                      KM_MMA_CS_ROW, KM_BLOCK_POINTS, KM_BLOCK_CENTROIDS, KM_BLOCK_THREADS);
         km_staged_but_last();
       } else {
         km_staged_all();
@@ -688,22 +698,296 @@ static long km_assign_mma(const float *restrict xt, const float *restrict tiles,
   return l.splits == 1 ? changed : km_merge_splits(labels, part_d, part_c, n, l.splits);
 }
 
+/* Many centroids on the tensor cores (km_assign_wide: --distance dot-3xtf32 and dot-tf32 where
+ * kpad >= KM_WIDE_FROM). km_mma_block stages every point kpad / 64 times an iteration, gives a
+ * warp 32 x 64 sums and reads each fragment value from team memory on its own (24 reads for 16
+ * mma tiles a K step): at large k its instructions, not the tensor cores, bound it
+ * (docs/performance.md). Here a team of KM_WIDE_THREADS threads, 4 warps as 2 x 2, takes 128
+ * points against blocks of 128 centroids, each warp 64 points x 64 centroids (4 x 8 mma tiles, 128
+ * sums a thread). Both operands sit in team memory point by point and centroid by centroid, the 8
+ * features of a K step together (32 bytes, the two 16-byte halves swapped in every other group of
+ * four rows, so that no two of eight rows share banks), which is the layout ldmatrix reads: one
+ * ldmatrix.x4 brings a thread its 4 values of an A fragment or of two B fragments, 8 reads for 32
+ * mma tiles a K step. Chunks of 8 features pass through `stages` buffers: chunk z + stages - 1 is
+ * copied while chunk z is multiplied, one barrier a chunk, and the pipeline runs on from one
+ * centroid block into the next. Every (point, centroid) sum takes km_mma_block's products in the
+ * same order (per K step of 8 features, in order: lo.hi, hi.lo, hi.hi), so the labels are
+ * km_assign_mma's. */
+#define KM_WIDE_POINTS 128
+#define KM_WIDE_CENTROIDS 128
+#define KM_WIDE_THREADS 128
+#define KM_WIDE_DEPTH 8                     /* features a chunk: one K step */
+#define KM_WIDE_CHUNK (KM_WIDE_POINTS * 8) /* floats of a staged chunk of points (and of centroids) */
+/* kpad from which the tensor-core kernels take wide blocks */
+#define KM_WIDE_FROM_DEFAULT 512
+#ifndef KM_WIDE_FROM
+#define KM_WIDE_FROM KM_WIDE_FROM_DEFAULT
+#endif
+PC_KNOB(KM_WIDE_FROM)
+/* chunks in flight in km_assign_wide, one product (dot-tf32) and three (dot-3xtf32, whose
+ * centroid tails take a third buffer a stage): team memory holds at most 48 KiB */
+#define KM_WIDE_STAGES_1_DEFAULT 5
+#ifndef KM_WIDE_STAGES_1
+#define KM_WIDE_STAGES_1 KM_WIDE_STAGES_1_DEFAULT
+#endif
+PC_KNOB(KM_WIDE_STAGES_1)
+#define KM_WIDE_STAGES_3_DEFAULT 3
+#ifndef KM_WIDE_STAGES_3
+#define KM_WIDE_STAGES_3 KM_WIDE_STAGES_3_DEFAULT
+#endif
+PC_KNOB(KM_WIDE_STAGES_3)
+/* teams per multiprocessor below which km_assign_wide splits the centroid blocks */
+#define KM_WIDE_TEAMS_PER_SM 2
+_Static_assert(KM_WIDE_THREADS == 128 && KM_WIDE_POINTS == 128 && KM_WIDE_CENTROIDS == 128,
+               "km_wide_block: 2 x 2 warps of 64 x 64, a staged row copied by one instruction of a warp");
+_Static_assert(KM_WIDE_STAGES_1 >= 2 && KM_WIDE_STAGES_1 <= 6 && KM_WIDE_STAGES_3 >= 2 && KM_WIDE_STAGES_3 <= 6,
+               "km_wait_copies: 2 to 6 stages");
+
+/* Where feature f (< 8) of row r (a point or a centroid) of a staged chunk lies: rows of 8 floats,
+ * the 16-byte halves swapped where r / 4 is odd (see KM_WIDE_POINTS). */
+static inline __attribute__((always_inline)) int km_wide_at(int r, int f) {
+  return r * 8 + (((f >> 2) ^ ((r >> 2) & 1)) << 2) + (f & 3);
+}
+
+/* Waits until all but the latest `pending` groups of this thread's copies have landed (a constant
+ * after inlining: the instruction takes an immediate). */
+static inline __attribute__((always_inline)) void km_wait_copies(const int pending) {
+#if defined(__NVPTX__)
+  switch (pending) {
+  case 0: __nvvm_cp_async_wait_group(0); break;
+  case 1: __nvvm_cp_async_wait_group(1); break;
+  case 2: __nvvm_cp_async_wait_group(2); break;
+  case 3: __nvvm_cp_async_wait_group(3); break;
+  default: __nvvm_cp_async_wait_group(4); break;
+  }
+#else
+  (void)pending;
+#endif
+}
+
+/* Thread `lane` of a warp's four 8 x 8 matrices of 32-bit values (ldmatrix.x4 on b16 pairs): lane
+ * l gives the address of row l % 8 of matrix l / 8 (16 bytes in team memory) and gets element
+ * (l / 4, l % 4) of each matrix, in m[0 .. 3]. */
+static inline __attribute__((always_inline)) void km_load_matrices(unsigned m[4], const float *row) {
+#if defined(__NVPTX__)
+  const unsigned at = (unsigned)(uintptr_t)(__attribute__((address_space(3))) const float *)row;
+  __asm__ volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(m[0]), "=r"(m[1]), "=r"(m[2]), "=r"(m[3])
+                   : "r"(at));
+#else
+  (void)row;
+  m[0] = m[1] = m[2] = m[3] = 0;
+#endif
+}
+
+/* Starts thread tid's copies of one chunk, 8 features from j0, of the block's 128 points from i0
+ * (xt) and 128 centroids from c0 (tiles, and tails unless NULL) into xs, cs and cs_lo; 0 past the
+ * ends. Copy u (< 8) of warp w takes rows 8 (4 w + u / 2) .. + 7, features 4 (u % 2) .. + 3, lane l
+ * row l % 8 and feature l / 8 of them: in global memory eight consecutive points (or centroids) of
+ * a feature, in team memory 32 different banks. A thread's copies lie 8 rows and 4 features apart,
+ * so its addresses are two row starts plus constants. */
+static inline __attribute__((always_inline)) void km_wide_stage(const float *restrict xt, const float *restrict tiles,
+                                                                const float *restrict tails, size_t n, size_t d,
+                                                                int kpad, size_t i0, int c0, size_t j0, int tid,
+                                                                float *xs, float *cs, float *cs_lo) {
+  const int warp = tid / 32, lane = tid % 32, r0 = 32 * warp + lane % 8, f0 = lane / 8;
+  const size_t j = j0 + (size_t)f0, i = i0 + (size_t)r0;
+  const int col = c0 + r0, near = j < d, far = j + 4 < d; /* features f0 and f0 + 4 exist */
+  const float *x_near = xt + j * n + i, *x_far = x_near + 4 * n;
+  const size_t c_at = j * (size_t)kpad + (size_t)col;
+  KM_UNROLL for (int u = 0; u < 8; u++) {
+    const int v = u / 2, feature_far = u % 2, at = km_wide_at(r0 + 8 * v, f0 + 4 * feature_far);
+    const int have = feature_far ? far : near, point = have && i + (size_t)(8 * v) < n,
+              centroid = have && col + 8 * v < kpad;
+    const size_t c_off = c_at + (feature_far ? 4 * (size_t)kpad : 0) + (size_t)(8 * v);
+    km_copy_async(xs + at, point ? (feature_far ? x_far : x_near) + 8 * v : xt, point);
+    km_copy_async(cs + at, centroid ? tiles + c_off : tiles, centroid);
+    if (tails) km_copy_async(cs_lo + at, centroid ? tails + c_off : tails, centroid);
+  }
+}
+
+/* One team's share of km_assign_wide, by thread `tid`: point block b / splits against the
+ * centroid blocks of range b % splits, through `stages` buffers of each staged array. Warp (wm,
+ * wn) = (warp / 2, warp % 2) takes the block's points 64 wm + 16 mi + 8 h + g (mi < 4, h < 2) and
+ * its centroids 64 wn + 8 ni + 2 t + e (ni < 8, e < 2), in the sums acc[mi][ni][2 h + e]. A thread
+ * keeps the best of its columns for its 8 points; the 4 threads of a group compare theirs by
+ * shuffles, then warp (wm, 1) leaves its candidates in red_d / red_c for warp (wm, 0), which keeps
+ * the better (ties to the lowest index). Returns how many labels this thread changed. */
+static inline __attribute__((always_inline)) int
+km_wide_block(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo,
+              const float *restrict cn, int *restrict labels, float *restrict part_d, int *restrict part_c, size_t n,
+              size_t d, int kpad, km_layout l, int b, int tid, float *restrict xs, float *restrict cs,
+              float *restrict cs_lo, float *restrict red_d, int *restrict red_c, const int products,
+              const int stages) {
+  const int s = b % l.splits, warp = tid / 32, lane = tid % 32, wm = warp / 2, wn = warp % 2, g = lane / 4,
+            t = lane % 4;
+  const size_t i0 = (size_t)(b / l.splits) * KM_WIDE_POINTS;
+  const int cb_begin = s * l.tiles_per_split;
+  const int cb_end = cb_begin + l.tiles_per_split < l.tiles ? cb_begin + l.tiles_per_split : l.tiles;
+  const float *tails = products == 3 ? tiles_lo : NULL; /* the centroids' TF32 tails, staged for 3 products */
+  const size_t chunks = (d + KM_WIDE_DEPTH - 1) / KM_WIDE_DEPTH, z_end = (size_t)(cb_end - cb_begin) * chunks;
+  /* the rows this lane's ldmatrix addresses: row lane % 8 of matrix lane / 8; for A (points) the
+   * matrices are (points 0-7, features 0-3), (8-15, 0-3), (0-7, 4-7), (8-15, 4-7) of a 16-point
+   * tile, for B (centroids) (0-7, 0-3), (0-7, 4-7), (8-15, 0-3), (8-15, 4-7) of two 8-centroid tiles */
+  const int m = lane / 8, a_row = wm * 64 + lane % 8 + 8 * (m % 2), b_row = wn * 64 + lane % 8 + 8 * (m / 2);
+  const int a_at = km_wide_at(a_row, 4 * (m / 2)), b_at = km_wide_at(b_row, 4 * (m % 2));
+  float best[8];
+  int best_c[8];
+  KM_UNROLL for (int r = 0; r < 8; r++) {
+    best[r] = INFINITY;
+    best_c[r] = cb_begin * KM_WIDE_CENTROIDS;
+  }
+  float acc[4][8][4];
+  /* the chunk to stage next: centroid block stage_cb, features from stage_q KM_WIDE_DEPTH */
+  int stage_cb = cb_begin;
+  size_t stage_q = 0, staged = 0;
+  KM_UNROLL for (int z = 0; z + 1 < stages; z++) {
+    if (staged < z_end) {
+      const int buf = (int)(staged % (size_t)stages) * KM_WIDE_CHUNK;
+      km_wide_stage(xt, tiles, tails, n, d, kpad, i0, stage_cb * KM_WIDE_CENTROIDS, stage_q * KM_WIDE_DEPTH, tid,
+                    xs + buf, cs + buf, cs_lo + buf);
+      staged++;
+      if (++stage_q == chunks) stage_q = 0, stage_cb++;
+    }
+#if defined(__NVPTX__)
+    __nvvm_cp_async_commit_group();
+#endif
+  }
+  int cb = cb_begin;
+  size_t q = 0;
+  KM_NO_UNROLL for (size_t z = 0; z < z_end; z++) {
+    if (q == 0)
+      KM_UNROLL for (int mi = 0; mi < 4; mi++)
+        KM_UNROLL for (int ni = 0; ni < 8; ni++)
+          KM_UNROLL for (int e = 0; e < 4; e++) acc[mi][ni][e] = 0.0f;
+    km_wait_copies(stages - 2); /* this thread's copies of chunk z have landed */
+    ompx_sync_block_acq_rel();  /* ... and every thread's; chunk z - 1's buffer is free */
+    if (staged < z_end) {
+      const int buf = (int)(staged % (size_t)stages) * KM_WIDE_CHUNK;
+      km_wide_stage(xt, tiles, tails, n, d, kpad, i0, stage_cb * KM_WIDE_CENTROIDS, stage_q * KM_WIDE_DEPTH, tid,
+                    xs + buf, cs + buf, cs_lo + buf);
+      staged++;
+      if (++stage_q == chunks) stage_q = 0, stage_cb++;
+    }
+#if defined(__NVPTX__)
+    __nvvm_cp_async_commit_group(); /* empty past the end: one group a chunk to wait for */
+#endif
+    const int buf = (int)(z % (size_t)stages) * KM_WIDE_CHUNK;
+    unsigned a_hi[4][4], a_lo[4][4];
+    KM_UNROLL for (int mi = 0; mi < 4; mi++) {
+      unsigned raw[4];
+      km_load_matrices(raw, xs + buf + a_at + mi * 16 * 8);
+      KM_UNROLL for (int e = 0; e < 4; e++) {
+        if (products == 3) km_tf32_split(km_bits_float(raw[e]), &a_hi[mi][e], &a_lo[mi][e]);
+        else a_hi[mi][e] = km_tf32_round(km_bits_float(raw[e]));
+      }
+    }
+    KM_UNROLL for (int nn = 0; nn < 8; nn += 2) { /* two centroid tiles at a time */
+      unsigned b_hi[4], b_lo[4];                 /* tile nn: [0], [1]; tile nn + 1: [2], [3] */
+      km_load_matrices(b_hi, cs + buf + b_at + nn * 8 * 8);
+      if (products == 3) km_load_matrices(b_lo, cs_lo + buf + b_at + nn * 8 * 8);
+      if (products == 3) {
+        KM_UNROLL for (int mi = 0; mi < 4; mi++) /* the small terms first */
+          KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_lo[mi], b_hi + 2 * ni);
+        KM_UNROLL for (int mi = 0; mi < 4; mi++)
+          KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_hi[mi], b_lo + 2 * ni);
+      }
+      KM_UNROLL for (int mi = 0; mi < 4; mi++)
+        KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_hi[mi], b_hi + 2 * ni);
+    }
+    if (++q == chunks) { /* the centroid block is done: its distances against the best so far */
+      const int c0 = cb * KM_WIDE_CENTROIDS + wn * 64;
+      KM_UNROLL for (int ni = 0; ni < 8; ni++)
+        KM_UNROLL for (int e = 0; e < 2; e++) {
+          const int col = c0 + ni * 8 + 2 * t + e;
+          const float norm = col < kpad ? cn[col] : INFINITY;
+          KM_UNROLL for (int r = 0; r < 8; r++) { /* point r: mi = r / 2, h = r % 2 */
+            const float dist = norm - 2.0f * acc[r / 2][ni][2 * (r % 2) + e];
+            if (dist < best[r]) {
+              best[r] = dist;
+              best_c[r] = col;
+            }
+          }
+        }
+      q = 0;
+      cb++;
+    }
+  }
+  KM_UNROLL for (int r = 0; r < 8; r++) {
+    km_lanes_best(&best[r], &best_c[r], 4);
+    const int p = wm * 64 + (r / 2) * 16 + (r % 2) * 8 + g;
+    if (wn == 1 && t == 0) {
+      red_d[p] = best[r];
+      red_c[p] = best_c[r];
+    }
+  }
+  ompx_sync_block_acq_rel();
+  long mine = 0;
+  if (wn == 0 && t == 0)
+    KM_UNROLL for (int r = 0; r < 8; r++) {
+      const int p = wm * 64 + (r / 2) * 16 + (r % 2) * 8 + g;
+      if (red_d[p] < best[r] || (red_d[p] == best[r] && red_c[p] < best_c[r])) {
+        best[r] = red_d[p];
+        best_c[r] = red_c[p];
+      }
+      if (i0 + (size_t)p < n)
+        km_keep(labels, part_d, part_c, n, i0 + (size_t)p, s, l.splits, best[r], best_c[r], &mine);
+    }
+  return (int)mine;
+}
+
+/* The assign step on the tensor cores in wide blocks (see km_wide_block), in `products` products
+ * (3 or 1); returns how many labels changed. The caller has checked that kernels run on the GPU.
+ * One kernel a form: the tails' buffers only where they are staged. */
+static long km_assign_wide(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo,
+                           const float *restrict cn, int *restrict labels, float *restrict part_d,
+                           int *restrict part_c, size_t n, size_t d, int kpad, km_layout l, int products) {
+  long changed = 0;
+  const int teams = (int)(l.groups * (size_t)l.splits);
+#define KM_WIDE_KERNEL(products, stages)                                                                              \
+  _Pragma("omp target teams ompx_bare num_teams(teams) thread_limit(KM_WIDE_THREADS) map(tofrom : changed)") {        \
+    static float xs[(stages) * KM_WIDE_CHUNK] __attribute__((aligned(16)));                                           \
+    TEAM_LOCAL(xs)                                                                                                   \
+    static float cs[(stages) * KM_WIDE_CHUNK] __attribute__((aligned(16)));                                           \
+    TEAM_LOCAL(cs)                                                                                                   \
+    static float cs_lo[(products) == 3 ? (stages) * KM_WIDE_CHUNK : 4] __attribute__((aligned(16)));                  \
+    TEAM_LOCAL(cs_lo)                                                                                                \
+    static float red_d[KM_WIDE_POINTS];                                                                              \
+    TEAM_LOCAL(red_d)                                                                                                \
+    static int red_c[KM_WIDE_POINTS];                                                                                \
+    TEAM_LOCAL(red_c)                                                                                                \
+    const int b = ompx_block_id_x(), tid = ompx_thread_id_x();                                                       \
+    const int mine = km_wide_block(xt, tiles, tiles_lo, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs,   \
+                                   cs_lo, red_d, red_c, products, stages);                                           \
+    km_add_warp_changes(&changed, mine, tid);                                                                        \
+  }
+  if (products == 3)
+    KM_WIDE_KERNEL(3, KM_WIDE_STAGES_3)
+  else
+    KM_WIDE_KERNEL(1, KM_WIDE_STAGES_1)
+#undef KM_WIDE_KERNEL
+  return l.splits == 1 ? changed : km_merge_splits(labels, part_d, part_c, n, l.splits);
+}
+
 /* ---- the seam (kmeans_tuned.h) ------------------------------------------------------------- */
 
 struct km_tuned_run {
   km_layout layout;
+  int wide; /* the tensor-core form in wide blocks (km_assign_wide) */
   float *part_d; /* candidates of the split passes: splits x n, on the device */
   int *part_c;
   size_t part_len;
 };
 
 static km_tuned_run *km_gpu_open(size_t n, size_t d, int kpad, int tensor, int *applies, int *splits) {
-  (void)d, (void)tensor;
+  (void)d;
   *applies = pc_offloading(); /* bare regions do not run on the host */
   if (!*applies) return NULL;
   km_tuned_run *run = pc_try_alloc(1, sizeof *run, "tuned assign state");
   if (!run) return NULL;
-  run->layout = km_plan(n, kpad);
+  run->wide = tensor && kpad >= KM_WIDE_FROM;
+  run->layout = run->wide ? km_plan(n, kpad, KM_WIDE_POINTS, KM_WIDE_CENTROIDS, KM_WIDE_TEAMS_PER_SM)
+                          : km_plan(n, kpad, KM_BLOCK_POINTS, KM_BLOCK_CENTROIDS, KM_GPU_TEAMS_PER_SM);
   run->part_len = run->layout.splits > 1 ? (size_t)run->layout.splits * n : 1;
   run->part_d = pc_try_alloc(run->part_len, sizeof *run->part_d, "candidate distances");
   run->part_c = pc_try_alloc(run->part_len, sizeof *run->part_c, "candidate centroids");
@@ -723,6 +1007,9 @@ static km_tuned_run *km_gpu_open(size_t n, size_t d, int kpad, int tensor, int *
 }
 
 static long km_gpu_assign(km_tuned_run *run, const km_assign_job *j) {
+  if (j->tensor && run->wide)
+    return km_assign_wide(j->xt, j->cs, j->cs_lo, j->cn, j->labels, run->part_d, run->part_c, j->n, j->d, j->kpad,
+                          run->layout, j->tensor);
   if (j->tensor)
     return km_assign_mma(j->xt, j->cs, j->cs_lo, j->cn, j->labels, run->part_d, run->part_c, j->n, j->d, j->kpad,
                          run->layout, j->tensor);
@@ -754,7 +1041,8 @@ static void km_gpu_close(km_tuned_run *run) {
 }
 
 static const km_tuned_kernels km_gpu_kernels = {
-    "gpu: team-tiled ompx_bare kernels (cp.async staging; mma.sync for dot-3xtf32 and dot-tf32; one pass for k <= 32)",
+    "gpu: team-tiled ompx_bare kernels (cp.async staging; mma.sync for dot-3xtf32 and dot-tf32, wide blocks for k >= "
+    "512; one pass for k <= 32)",
     1, 1, 1, km_few_as_fast, km_gpu_open, km_gpu_assign, km_gpu_assign_and_sum, km_gpu_close};
 
 const km_tuned_kernels *km_tuned(void) { return &km_gpu_kernels; }

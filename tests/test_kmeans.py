@@ -600,6 +600,26 @@ def test_tensor_split_blocks_match_dot(gpu, work, n, d, k, distance):
     assert rel(rep["sse"], dot[2]["sse"]) <= 1e-5
 
 
+@needs_gpu
+@pytest.mark.parametrize("n,d,k", [(40000, 37, 600), (34000, 130, 513)])
+@pytest.mark.parametrize("distance", TENSOR_DISTANCES)
+def test_tensor_wide_blocks_match_dot(gpu, work, n, d, k, distance):
+    """Many centroids (kpad >= 512: the tensor cores' wide blocks of 128 x 128, chunks in a
+    pipeline of three buffers that runs on from one centroid block into the next) and enough
+    points that the blocks are not split: the last centroid block part padding, d not a multiple
+    of the 8-feature chunk, n not of the 128-point block. On well-separated clusters the labels,
+    iterations and SSE of the feature-by-feature dot form."""
+    skip_without_tensor_kernel(gpu, distance)
+    x, init = blobs_near_origin(n + d + k, n, d, k, std=0.002)
+    path, init_path = write_points(work / "x.txt", x), write_points(work / "init.txt", init)
+    dot = kmeans(gpu, work, path, k, init_path, "--max-iter", 20, "--distance", "dot", tag="dot")
+    labels, _, rep = kmeans(gpu, work, path, k, init_path, "--max-iter", 20, "--distance", distance, tag="tc")
+    assert rep["centroid_splits"] == 1
+    assert_labels_equal(labels, dot[0], f"{distance} vs dot")
+    assert rep["iterations"] == dot[2]["iterations"]
+    assert rel(rep["sse"], dot[2]["sse"]) <= 1e-5
+
+
 # ---- --distance auto (the default): the fastest distance with direct's labels ------------------
 
 
