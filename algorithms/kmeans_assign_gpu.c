@@ -579,6 +579,27 @@ static inline __attribute__((always_inline)) void km_mma_tf32(float acc[4], cons
 #endif
 }
 
+/* A warp's sums for one block of 64 centroids against its points' best so far: acc[mi][ni][2 h + e]
+ * holds point (mi, h)'s product with centroid c0 + 8 ni + 2 t + e, whose distance norm - 2 acc is
+ * compared with best[2 mi + h] (centroid best_c); mtiles (a constant after inlining) counts the mi.
+ * A thread's columns come in increasing order and the test is strict: ties go to the lowest index. */
+static inline __attribute__((always_inline)) void km_mma_keep_best(float acc[][8][4], const int mtiles, int c0, int t,
+                                                                   int kpad, const float *restrict cn, float *best,
+                                                                   int *best_c) {
+  KM_UNROLL for (int ni = 0; ni < 8; ni++)
+    KM_UNROLL for (int e = 0; e < 2; e++) {
+      const int col = c0 + ni * 8 + 2 * t + e;
+      const float norm = col < kpad ? cn[col] : INFINITY;
+      KM_UNROLL for (int r = 0; r < 2 * mtiles; r++) { /* point r: mi = r / 2, h = r % 2 */
+        const float dist = norm - 2.0f * acc[r / 2][ni][2 * (r % 2) + e];
+        if (dist < best[r]) {
+          best[r] = dist;
+          best_c[r] = col;
+        }
+      }
+    }
+}
+
 /* One team's share of km_assign_mma, by thread `tid`: as km_tiled_block, with warp w's points
  * 32w + 16 mi + g + 8 h (mi, h in {0, 1}) and, in the sums acc[mi][ni][2 h + e], centroid
  * 8 ni + 2 t + e of the current block. Each thread keeps the best of its columns for its 4
@@ -651,18 +672,7 @@ km_mma_block(const float *restrict xt, const float *restrict tiles, const float 
       }
       ompx_sync_block_acq_rel(); /* buffer q % 2 is free for chunk q + 2 */
     }
-    KM_UNROLL for (int ni = 0; ni < 8; ni++)
-      KM_UNROLL for (int e = 0; e < 2; e++) {
-        const int col = c0 + ni * 8 + 2 * t + e;
-        const float norm = col < kpad ? cn[col] : INFINITY;
-        KM_UNROLL for (int r = 0; r < 4; r++) { /* point r: mi = r / 2, h = r % 2 */
-          const float dist = norm - 2.0f * acc[r / 2][ni][2 * (r % 2) + e];
-          if (dist < best[r]) {
-            best[r] = dist;
-            best_c[r] = col;
-          }
-        }
-      }
+    km_mma_keep_best(acc, 2, c0, t, kpad, cn, best, best_c);
   }
   int mine = 0;
   KM_UNROLL for (int r = 0; r < 4; r++) /* point r: mi = r / 2, h = r % 2 */
@@ -896,19 +906,7 @@ km_wide_block(const float *restrict xt, const float *restrict tiles, const float
         KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_hi[mi], b_hi + 2 * ni);
     }
     if (++q == chunks) { /* the centroid block is done: its distances against the best so far */
-      const int c0 = cb * KM_WIDE_CENTROIDS + wn * 64;
-      KM_UNROLL for (int ni = 0; ni < 8; ni++)
-        KM_UNROLL for (int e = 0; e < 2; e++) {
-          const int col = c0 + ni * 8 + 2 * t + e;
-          const float norm = col < kpad ? cn[col] : INFINITY;
-          KM_UNROLL for (int r = 0; r < 8; r++) { /* point r: mi = r / 2, h = r % 2 */
-            const float dist = norm - 2.0f * acc[r / 2][ni][2 * (r % 2) + e];
-            if (dist < best[r]) {
-              best[r] = dist;
-              best_c[r] = col;
-            }
-          }
-        }
+      km_mma_keep_best(acc, 4, cb * KM_WIDE_CENTROIDS + wn * 64, t, kpad, cn, best, best_c);
       q = 0;
       cb++;
     }
