@@ -816,6 +816,32 @@ static inline __attribute__((always_inline)) void km_wide_stage(const float *res
   }
 }
 
+/* The next chunk to stage in km_wide_block: centroid block cb, features from q KM_WIDE_DEPTH; `staged`
+ * chunks so far. */
+typedef struct {
+  int cb;
+  size_t q, staged;
+} km_wide_cursor;
+
+/* Starts the copies of chunk `next` (of z_end, `chunks` a centroid block) into its buffer (of
+ * `stages`) and moves `next` on, as one group of copies; past the end an empty group, so that every
+ * thread has one group a chunk to wait for. */
+static inline __attribute__((always_inline)) void
+km_wide_stage_next(const float *restrict xt, const float *restrict tiles, const float *restrict tails, size_t n,
+                   size_t d, int kpad, size_t i0, size_t chunks, size_t z_end, const int stages, int tid, float *xs,
+                   float *cs, float *cs_lo, km_wide_cursor *next) {
+  if (next->staged < z_end) {
+    const int buf = (int)(next->staged % (size_t)stages) * KM_WIDE_CHUNK;
+    km_wide_stage(xt, tiles, tails, n, d, kpad, i0, next->cb * KM_WIDE_CENTROIDS, next->q * KM_WIDE_DEPTH, tid,
+                  xs + buf, cs + buf, cs_lo + buf);
+    next->staged++;
+    if (++next->q == chunks) next->q = 0, next->cb++;
+  }
+#if defined(__NVPTX__)
+  __nvvm_cp_async_commit_group();
+#endif
+}
+
 /* One team's share of km_assign_wide, by thread `tid`: point block b / splits against the
  * centroid blocks of range b % splits, through `stages` buffers of each staged array. Warp (wm,
  * wn) = (warp / 2, warp % 2) takes the block's points 64 wm + 16 mi + 8 h + g (mi < 4, h < 2) and
@@ -848,21 +874,9 @@ km_wide_block(const float *restrict xt, const float *restrict tiles, const float
     best_c[r] = cb_begin * KM_WIDE_CENTROIDS;
   }
   float acc[4][8][4];
-  /* the chunk to stage next: centroid block stage_cb, features from stage_q KM_WIDE_DEPTH */
-  int stage_cb = cb_begin;
-  size_t stage_q = 0, staged = 0;
-  KM_UNROLL for (int z = 0; z + 1 < stages; z++) {
-    if (staged < z_end) {
-      const int buf = (int)(staged % (size_t)stages) * KM_WIDE_CHUNK;
-      km_wide_stage(xt, tiles, tails, n, d, kpad, i0, stage_cb * KM_WIDE_CENTROIDS, stage_q * KM_WIDE_DEPTH, tid,
-                    xs + buf, cs + buf, cs_lo + buf);
-      staged++;
-      if (++stage_q == chunks) stage_q = 0, stage_cb++;
-    }
-#if defined(__NVPTX__)
-    __nvvm_cp_async_commit_group();
-#endif
-  }
+  km_wide_cursor next = {cb_begin, 0, 0};
+  KM_UNROLL for (int z = 0; z + 1 < stages; z++)
+    km_wide_stage_next(xt, tiles, tails, n, d, kpad, i0, chunks, z_end, stages, tid, xs, cs, cs_lo, &next);
   int cb = cb_begin;
   size_t q = 0;
   KM_NO_UNROLL for (size_t z = 0; z < z_end; z++) {
@@ -872,16 +886,7 @@ km_wide_block(const float *restrict xt, const float *restrict tiles, const float
           KM_UNROLL for (int e = 0; e < 4; e++) acc[mi][ni][e] = 0.0f;
     km_wait_copies(stages - 2); /* this thread's copies of chunk z have landed */
     ompx_sync_block_acq_rel();  /* ... and every thread's; chunk z - 1's buffer is free */
-    if (staged < z_end) {
-      const int buf = (int)(staged % (size_t)stages) * KM_WIDE_CHUNK;
-      km_wide_stage(xt, tiles, tails, n, d, kpad, i0, stage_cb * KM_WIDE_CENTROIDS, stage_q * KM_WIDE_DEPTH, tid,
-                    xs + buf, cs + buf, cs_lo + buf);
-      staged++;
-      if (++stage_q == chunks) stage_q = 0, stage_cb++;
-    }
-#if defined(__NVPTX__)
-    __nvvm_cp_async_commit_group(); /* empty past the end: one group a chunk to wait for */
-#endif
+    km_wide_stage_next(xt, tiles, tails, n, d, kpad, i0, chunks, z_end, stages, tid, xs, cs, cs_lo, &next);
     const int buf = (int)(z % (size_t)stages) * KM_WIDE_CHUNK;
     unsigned a_hi[4][4], a_lo[4][4];
     KM_UNROLL for (int mi = 0; mi < 4; mi++) {
