@@ -219,33 +219,32 @@ static inline __attribute__((always_inline)) void km_staged_all(void) {
 
 /* Starts thread tid's copies of the chunk of `depth` features j0.. of a tiled block (points from
  * i0, centroids from c0) into xs and cs, as one group: row r of xs (xs[r * xs_row ..]) gets feature
- * j0 + r of the block's `points` points from i0, row r of cs feature j0 + r of its `centroids`
- * centroids from c0, by a team of `threads` threads (the three are constants after inlining);
- * thread tid copies element tid % points of rows tid / points, + threads / points, ...
- * (consecutive threads read consecutive addresses; as the threads are a multiple of the points, a
- * thread always copies the same point), centroids likewise, four at a time; 0 past the ends. Rows
- * longer than a block (xs_row > points) move the tensor-core kernels' reads of a column onto
- * different banks; those kernels also have the centroids' TF32 tails (tiles_lo, into cs_lo like
- * cs; NULL for the others). */
+ * j0 + r of points i0 .., row r of cs feature j0 + r of centroids c0 ..; thread tid copies
+ * element tid % KM_BLOCK_POINTS of rows tid / KM_BLOCK_POINTS, + KM_BLOCK_THREADS /
+ * KM_BLOCK_POINTS, ... (consecutive threads read consecutive addresses; as the threads are a
+ * multiple of the points, a thread always copies the same point), centroids likewise; 0 past
+ * the ends. Rows longer than a block (xs_row > KM_BLOCK_POINTS) move the tensor-core kernel's
+ * reads of a column onto different banks; that kernel also has the centroids' TF32 tails
+ * (tiles_lo, into cs_lo like cs; NULL for the other). */
 static inline __attribute__((always_inline)) void
 km_stage_rows(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo, size_t n, size_t d,
               int kpad, size_t i0, int c0, size_t j0, int depth, int tid, float *xs, int xs_row, float *cs,
-              float *cs_lo, int cs_row, const int points, const int centroids, const int threads) {
-  const size_t i = i0 + (size_t)(tid % points);
-  KM_NO_UNROLL for (int u = 0; u < depth * points / threads; u++) {
-    const int r = tid / points + u * (threads / points);
+              float *cs_lo, int cs_row) {
+  const size_t i = i0 + (size_t)(tid % KM_BLOCK_POINTS);
+  KM_NO_UNROLL for (int u = 0; u < depth * KM_BLOCK_POINTS / KM_BLOCK_THREADS; u++) {
+    const int r = tid / KM_BLOCK_POINTS + u * (KM_BLOCK_THREADS / KM_BLOCK_POINTS);
     const size_t j = j0 + (size_t)r;
     const int valid = j < d && i < n;
-    km_copy_async(xs + r * xs_row + tid % points, valid ? xt + j * n + i : xt, valid);
+    km_copy_async(xs + r * xs_row + tid % KM_BLOCK_POINTS, valid ? xt + j * n + i : xt, valid);
   }
   /* centroids four at a time where the arrays start on 16 bytes (the device's allocations do):
    * rows are then whole 16-byte pieces (kpad and cs_row are multiples of 4), and a piece lies
    * wholly below kpad or wholly above it; else one at a time */
   const int pieces = ((uintptr_t)tiles | (uintptr_t)(tiles_lo ? tiles_lo : tiles)) % 16 == 0;
-  const int per_row = pieces ? centroids / 4 : centroids, width = pieces ? 4 : 1;
+  const int per_row = pieces ? KM_BLOCK_CENTROIDS / 4 : KM_BLOCK_CENTROIDS, width = pieces ? 4 : 1;
   const int col = c0 + width * (tid % per_row);
-  KM_NO_UNROLL for (int u = 0; u < depth * per_row / threads; u++) {
-    const int r = tid / per_row + u * (threads / per_row);
+  KM_NO_UNROLL for (int u = 0; u < depth * per_row / KM_BLOCK_THREADS; u++) {
+    const int r = tid / per_row + u * (KM_BLOCK_THREADS / per_row);
     const size_t j = j0 + (size_t)r, at = j * (size_t)kpad + (size_t)col;
     const int valid = j < d && col < kpad;
     float *dst = cs + r * cs_row + (col - c0), *dst_lo = cs_lo + r * cs_row + (col - c0);
@@ -270,7 +269,7 @@ static inline __attribute__((always_inline)) void km_stage_chunk(const float *re
                                                                  size_t n, size_t d, int kpad, size_t i0, int c0,
                                                                  size_t j0, int tid, float *xs, float *cs) {
   km_stage_rows(xt, tiles, NULL, n, d, kpad, i0, c0, j0, KM_BLOCK_DEPTH, tid, xs, KM_BLOCK_POINTS, cs, NULL,
-                KM_BLOCK_CENTROIDS, KM_BLOCK_POINTS, KM_BLOCK_CENTROIDS, KM_BLOCK_THREADS);
+                KM_BLOCK_CENTROIDS);
 }
 
 /* One team's share of km_assign_tiled, by thread `tid` of KM_BLOCK_THREADS: point block
@@ -383,10 +382,11 @@ static long km_assign_tiled(const float *restrict xt, const float *restrict tile
  * tiled kernel: docs/performance.md). In a block each thread takes `pts` points, KM_FEW_THREADS
  * apart (a warp's reads of a feature are consecutive), reads their labels and their features
  * KM_FEW_DEPTH at a time, all those loads in flight at once, and multiplies each feature by the
- * first k centroids, four at a time from team memory. Sums run over the features in order, the distances and the comparisons (ties to the
- * lowest index) are km_tiled_block's, so are the labels. A thread's sums, pts x kmost, are
- * KM_FEW_SUMS registers: 32 (two points at kpad 16, one at 32) keep a thread under 128 registers,
- * so that both teams of a multiprocessor run at once (64 did not: docs/performance.md). */
+ * first k centroids, four at a time from team memory. Sums run over the features in order, the
+ * distances and the comparisons (ties to the lowest index) are km_tiled_block's, so are the labels.
+ * A thread's sums, pts x kmost, are KM_FEW_SUMS registers: 32 (two points at kpad 16, one at 32)
+ * keep a thread under 128 registers, so that both teams of a multiprocessor run at once (64 did
+ * not: docs/performance.md). */
 #define KM_FEW_THREADS 256
 #define KM_FEW_MOST 32     /* the most centroids (kpad) */
 #define KM_FEW_STAGED 4096 /* the most centroid values (d kpad) in team memory */
@@ -630,13 +630,13 @@ km_mma_block(const float *restrict xt, const float *restrict tiles, const float 
         KM_UNROLL for (int e = 0; e < 4; e++) acc[mi][ni][e] = 0.0f;
     const size_t chunks = (d + KM_MMA_DEPTH - 1) / KM_MMA_DEPTH;
     km_stage_rows(xt, tiles, tails, n, d, kpad, i0, c0, 0, KM_MMA_DEPTH, tid, xs, KM_MMA_XS_ROW, cs, cs_lo,
-                  KM_MMA_CS_ROW, KM_BLOCK_POINTS, KM_BLOCK_CENTROIDS, KM_BLOCK_THREADS);
+                  KM_MMA_CS_ROW);
     KM_NO_UNROLL for (size_t q = 0; q < chunks; q++) {
       if (q + 1 < chunks) {
         const size_t next = ((q + 1) % 2) * KM_MMA_DEPTH;
         km_stage_rows(xt, tiles, tails, n, d, kpad, i0, c0, (q + 1) * KM_MMA_DEPTH, KM_MMA_DEPTH, tid,
                       xs + next * KM_MMA_XS_ROW, KM_MMA_XS_ROW, cs + next * KM_MMA_CS_ROW, cs_lo + next * KM_MMA_CS_ROW,
-                      KM_MMA_CS_ROW, KM_BLOCK_POINTS, KM_BLOCK_CENTROIDS, KM_BLOCK_THREADS);
+                      KM_MMA_CS_ROW);
         km_staged_but_last();
       } else {
         km_staged_all();
@@ -900,8 +900,8 @@ km_wide_block(const float *restrict xt, const float *restrict tiles, const float
     KM_UNROLL for (int nn = 0; nn < 8; nn += 2) { /* two centroid tiles at a time */
       unsigned b_hi[4], b_lo[4];                 /* tile nn: [0], [1]; tile nn + 1: [2], [3] */
       km_load_matrices(b_hi, cs + buf + b_at + nn * 8 * 8);
-      if (products == 3) km_load_matrices(b_lo, cs_lo + buf + b_at + nn * 8 * 8);
       if (products == 3) {
+        km_load_matrices(b_lo, cs_lo + buf + b_at + nn * 8 * 8);
         KM_UNROLL for (int mi = 0; mi < 4; mi++) /* the small terms first */
           KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_lo[mi], b_hi + 2 * ni);
         KM_UNROLL for (int mi = 0; mi < 4; mi++)
