@@ -15,7 +15,7 @@
  *     OpenMP, every variant and compiler), or a tuned kernel of the build behind one seam
  *     (kmeans_tuned.h: kmeans_assign_gpu.c, kmeans_assign_cpu.c), by --kernels; --distance gemm
  *     and gemm-tf32 (gpu variant) take the dot products from cuBLAS instead (kmeans_gemm.c),
- *     --distance dot-3xtf32 and dot-tf32 (tuned GPU kernels) from the TF32 tensor cores. Every
+ *     --distance dot-3xtf32, dot-tf32, dot-fp16 and dot-bf16 (tuned GPU kernels) from the tensor cores. Every
  *     other kernel sums each distance over the features in order, so every variant and kernel
  *     finds the same labels.
  *  2. update: per-cluster sums and counts, then new centroid = sum / count (km_plan_update
@@ -65,10 +65,21 @@
 
 const char *const km_phase_names[KM_NPHASES] = {"h2d", "assign", "update", "d2h"};
 const char *const km_distance_names[KM_NDISTANCES] = {"direct", "dot", "gemm", "gemm-tf32", "dot-3xtf32", "auto",
-                                                       "dot-tf32"};
+                                                       "dot-tf32",   "dot-fp16", "dot-bf16"};
+
+km_tensor_form km_tensor_form_of(km_distance distance) {
+  switch (distance) {
+  case KM_DISTANCE_DOT_3XTF32: return KM_TENSOR_3XTF32;
+  case KM_DISTANCE_DOT_TF32: return KM_TENSOR_TF32;
+  case KM_DISTANCE_DOT_FP16: return KM_TENSOR_FP16;
+  case KM_DISTANCE_DOT_BF16: return KM_TENSOR_BF16;
+  default: return KM_TENSOR_NONE;
+  }
+}
 
 int km_tensor_products(km_distance distance) {
-  return distance == KM_DISTANCE_DOT_3XTF32 ? 3 : distance == KM_DISTANCE_DOT_TF32 ? 1 : 0;
+  const km_tensor_form form = km_tensor_form_of(distance);
+  return form == KM_TENSOR_3XTF32 || form == KM_TENSOR_TF32 ? (int)form : 0;
 }
 
 /* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
@@ -486,7 +497,8 @@ static km_update_plan km_plan_update(size_t n, size_t d, int k) {
 /* The lengths of km_run's device arrays beside the points and labels (see its DEV_ENTER) for n
  * points of d features, in memory (block 0) or out of core in blocks of `block` points, and the bytes
  * the run puts on the device: these arrays, the points there (all n, or two blocks: km_stream_open),
- * the labels of all n, and cuBLAS' scratch (the tuned kernels' small scratch is left to the reserve). */
+ * the labels of all n, cuBLAS' scratch and the tuned kernels' copies of the points (device_bytes, for
+ * each of their runs: out of core, the blocks' and a shorter last block's). */
 typedef struct {
   size_t ct, cs_lo, norm_parts, sums, scale_ranges; /* ct: cs's too; cn: kpad; offset: d; scale, unscale: d + 1 */
   size_t bytes;
@@ -507,8 +519,16 @@ static km_device_arrays km_device_arrays_of(size_t n, size_t d, const km_params 
   a.sums = km_plan_update(span, d, k).copies * (d + 1) * (size_t)k;
   a.scale_ranges = block ? 1 : km_ranges_per_dimension(n, d); /* out of core: d maxima, from the host */
   const size_t floats = held * d + 2 * a.ct + a.cs_lo + (size_t)kpad + d + (d + 1) + d * a.scale_ranges;
+  const km_tensor_form form = km_tensor_form_of(distance);
+  const km_tuned_kernels *tuned = form ? km_tuned() : NULL;
+  size_t tuned_bytes = 0;
+  if (tuned && tuned->device_bytes) {
+    const size_t tail = block ? n - (n - 1) / block * block : n;
+    tuned_bytes = tuned->device_bytes(span, d, kpad, form);
+    if (tail < span) tuned_bytes += tuned->device_bytes(tail, d, kpad, form);
+  }
   a.bytes = floats * sizeof(float) + n * sizeof(int) + (a.norm_parts + d + 1) * sizeof(double) +
-            a.sums * sizeof(km_fixed) + (gemm ? km_gemm_scratch_bytes(span, k) : 0);
+            a.sums * sizeof(km_fixed) + (gemm ? km_gemm_scratch_bytes(span, k) : 0) + tuned_bytes;
   return a;
 }
 
@@ -1178,8 +1198,10 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
   const int k = params->k, direct = params->distance == KM_DISTANCE_DIRECT;
   /* cuBLAS for the dot products (kmeans_gemm.c); km_prepare makes the same cs and cn as for dot */
   const int gemm = params->distance == KM_DISTANCE_GEMM || params->distance == KM_DISTANCE_GEMM_TF32;
-  /* the tensor cores' products (3, 1; 0: not the tensor cores), the dot form's cs and cn too */
-  const int products = km_tensor_products(params->distance), tensor = products > 0;
+  /* the tensor cores' form (km_tensor_form: 0 not the tensor cores) and TF32 products (3, 1; 0 for the
+   * other forms, whose kernels round the plain dot form's cs themselves), the dot form's cs and cn too */
+  const km_tensor_form form = km_tensor_form_of(params->distance);
+  const int products = km_tensor_products(params->distance), tensor = form != KM_TENSOR_NONE;
   const int kpad = km_padded_k(k);
   /* out of core (gpu variant, km_plan_memory): the points stay on the host and pass through the
    * device in blocks (km_stream_*); `block` is what an assign step takes at once, `tail` the last's */
@@ -1213,8 +1235,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
                    km_distance_names[params->distance]);
   if (tuned) {
     int applies = 0, splits = 1, tail_splits;
-    tuned_run = tuned->open(block, d, kpad, tensor, &applies, &splits);
-    if (tuned_run && tail < block && !(tuned_tail = tuned->open(tail, d, kpad, tensor, &applies, &tail_splits))) {
+    tuned_run = tuned->open(block, d, kpad, form, &applies, &splits);
+    if (tuned_run && tail < block && !(tuned_tail = tuned->open(tail, d, kpad, form, &applies, &tail_splits))) {
       tuned->close(tuned_run);
       return -1;
     }
@@ -1337,7 +1359,10 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
     km_prepare(ct, offset, cs, cs_lo, cn, norm_parts, d, k, kpad, direct, products, dimension_major, skip_copy);
     t0 = pc_now();
     result->phase_s[KM_PHASE_UPDATE] += t0 - t_iter;
-    const km_assign_job job = {xt, ct, cs, cs_lo, cn, labels, n, d, k, kpad, direct, products};
+    /* new_points: the tuned kernels' copies of the points (the 16-bit forms') are made in the first
+     * pass, and out of core for every block */
+    const km_assign_job job = {xt,   ct, cs, cs_lo,  cn,   offset, labels, n, d, k, kpad, direct, form,
+                               it == 0 || streaming};
     /* a tuned kernel that adds the points to the update's sums in its assign step, where it takes
      * the shape (kmeans_tuned.h): the points read once an iteration; -1 where it does not */
     long changed = -1;

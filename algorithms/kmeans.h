@@ -29,9 +29,13 @@ typedef enum { KM_UPDATE_DEVICE, KM_UPDATE_HOST } km_update_where;
  * (kmeans_assign_gpu.c, km_assign_mma; the tuned kernels only); KM_DISTANCE_DOT_TF32 the same
  * kernel with one product of the TF32 heads (Flash-KMeans' and PyTorch allow_tf32's precision:
  * about 2^-11 of a product); its value follows AUTO's, which the library's API fixed first.
- * KM_DISTANCE_AUTO (the program's and the library's default): the fastest of these whose labels
- * are direct's on data without exact ties, by the shape and where the kernels run
- * (km_distance_for). */
+ * KM_DISTANCE_DOT_FP16 and KM_DISTANCE_DOT_BF16 (likewise): the dot form with x.c from the 16-bit
+ * tensor cores, points and centroids both shifted by the centroids' initial mean and rounded to
+ * fp16 (11-bit significands, the values scaled by a power of two into fp16's range) or bf16 (8-bit
+ * significands), products summed in float32; the points' 16-bit copy is made once a run and kept
+ * on the device (2 bytes a value: kmeans_assign_gpu.c, km_half_*). KM_DISTANCE_AUTO (the
+ * program's and the library's default): the fastest of these whose labels are direct's on data
+ * without exact ties, by the shape and where the kernels run (km_distance_for). */
 typedef enum {
   KM_DISTANCE_DIRECT,
   KM_DISTANCE_DOT,
@@ -40,10 +44,22 @@ typedef enum {
   KM_DISTANCE_DOT_3XTF32,
   KM_DISTANCE_AUTO,
   KM_DISTANCE_DOT_TF32,
+  KM_DISTANCE_DOT_FP16,
+  KM_DISTANCE_DOT_BF16,
   KM_NDISTANCES
 } km_distance;
 extern const char *const km_distance_names[KM_NDISTANCES];
-/* The tensor-core products of an x.c: 3 (dot-3xtf32), 1 (dot-tf32), 0 (not on the tensor cores). */
+/* How a distance uses the tensor cores (kmeans_tuned.h's km_assign_job.tensor): the TF32 forms'
+ * values are their products of an x.c (3: dot-3xtf32, 1: dot-tf32). */
+typedef enum {
+  KM_TENSOR_NONE = 0,
+  KM_TENSOR_TF32 = 1,
+  KM_TENSOR_3XTF32 = 3,
+  KM_TENSOR_FP16 = 4,
+  KM_TENSOR_BF16 = 5
+} km_tensor_form;
+km_tensor_form km_tensor_form_of(km_distance distance);
+/* The TF32 products of an x.c: 3 (dot-3xtf32), 1 (dot-tf32), 0 (other distances, the 16-bit forms too). */
 int km_tensor_products(km_distance distance);
 
 /* Timed phases of one run; names follow the report's JSON keys. Cao et al.'s cost model:

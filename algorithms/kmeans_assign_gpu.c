@@ -15,18 +15,22 @@
  *  - km_assign_mma (--distance dot-3xtf32 and dot-tf32): the same blocks and staging as
  *    km_assign_tiled, the dot products on the TF32 tensor cores in three products (about
  *    float32's accuracy) or one.
- *  - km_assign_wide (the same distances where k is 512 or more): blocks of 128 points x 128
- *    centroids, each warp 64 x 64, the operands staged point by point for ldmatrix, chunks in a
- *    pipeline of several buffers; the labels are km_assign_mma's.
+ *  - km_assign_wide (the same distances where k is 512 or more, and --distance dot-fp16 and
+ *    dot-bf16 at every k): blocks of 128 points x 128 centroids, each warp 64 x 64, the operands
+ *    staged point by point for ldmatrix, chunks in a pipeline of several buffers; the TF32 forms'
+ *    labels are km_assign_mma's. The 16-bit forms multiply copies of the points and centroids
+ *    rounded to fp16 or bf16 (km_half_*) on the 16-bit tensor cores.
  * Sums run over the features in order (km_assign_tiled), so the labels are the portable loop's.
  */
 #include "kmeans_tuned.h"
 #include "device.h"
+#include "kmeans.h"
 #include "knobs.h"
 #include "par.h"
 #include "util.h"
 
 #include <math.h>
+#include <omp.h>
 #include <ompx.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -579,6 +583,33 @@ static inline __attribute__((always_inline)) void km_mma_tf32(float acc[4], cons
 #endif
 }
 
+/* acc += a b for one m16n8k16 tile of 16-bit values (form KM_TENSOR_FP16 or KM_TENSOR_BF16, a
+ * constant after inlining): a and b hold pairs, the lower k in the lower half, the fragments'
+ * registers in the order of km_mma_tf32's (a register of either holds the same two positions' 32 bits
+ * of a row of 16 values that one TF32 register holds of a row of 8). */
+static inline __attribute__((always_inline)) void km_mma_16bit(float acc[4], const unsigned a[4], const unsigned b[2],
+                                                               const int form) {
+#if defined(__NVPTX__)
+  if (form == KM_TENSOR_FP16)
+    __asm__ volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                     "{%0, %1, %2, %3};"
+                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  else
+    __asm__ volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                     "{%8, %9}, {%0, %1, %2, %3};"
+                     : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+  (void)acc, (void)a, (void)b, (void)form;
+#endif
+}
+
+/* Whether a tensor form multiplies 16-bit values (dot-fp16, dot-bf16). */
+static inline __attribute__((always_inline)) int km_16bit(int form) {
+  return form == KM_TENSOR_FP16 || form == KM_TENSOR_BF16;
+}
+
 /* A warp's sums for one block of 64 centroids against its points' best so far: acc[mi][ni][2 h + e]
  * holds point (mi, h)'s product with centroid c0 + 8 ni + 2 t + e, whose distance norm - 2 acc is
  * compared with best[2 mi + h] (centroid best_c); mtiles (a constant after inlining) counts the mi.
@@ -722,11 +753,14 @@ static long km_assign_mma(const float *restrict xt, const float *restrict tiles,
  * copied while chunk z is multiplied, one barrier a chunk, and the pipeline runs on from one
  * centroid block into the next. Every (point, centroid) sum takes km_mma_block's products in the
  * same order (per K step of 8 features, in order: lo.hi, hi.lo, hi.hi), so the labels are
- * km_assign_mma's. */
+ * km_assign_mma's. The 16-bit forms (dot-fp16, dot-bf16) stage 16 features a chunk from their
+ * packed copies, in the same 32 bytes a row, which the same ldmatrix reads give as m16n8k16
+ * fragments: one K step of 16 features a chunk. */
 #define KM_WIDE_POINTS 128
 #define KM_WIDE_CENTROIDS 128
 #define KM_WIDE_THREADS 128
-#define KM_WIDE_DEPTH 8                     /* features a chunk: one K step */
+#define KM_WIDE_DEPTH 8                     /* features a chunk: one K step (TF32) */
+#define KM_HALF_DEPTH 16                    /* features a chunk of the 16-bit forms: one K step */
 #define KM_WIDE_CHUNK (KM_WIDE_POINTS * 8) /* floats of a staged chunk of points (and of centroids) */
 /* kpad from which the tensor-core kernels take wide blocks */
 #define KM_WIDE_FROM_DEFAULT 512
@@ -734,8 +768,8 @@ static long km_assign_mma(const float *restrict xt, const float *restrict tiles,
 #define KM_WIDE_FROM KM_WIDE_FROM_DEFAULT
 #endif
 PC_KNOB(KM_WIDE_FROM)
-/* chunks in flight in km_assign_wide, one product (dot-tf32) and three (dot-3xtf32, whose
- * centroid tails take a third buffer a stage): team memory holds at most 48 KiB */
+/* chunks in flight in km_assign_wide, one product (dot-tf32, and the 16-bit forms) and three
+ * (dot-3xtf32, whose centroid tails take a third buffer a stage): team memory holds at most 48 KiB */
 #define KM_WIDE_STAGES_1_DEFAULT 5
 #ifndef KM_WIDE_STAGES_1
 #define KM_WIDE_STAGES_1 KM_WIDE_STAGES_1_DEFAULT
@@ -816,8 +850,35 @@ static inline __attribute__((always_inline)) void km_wide_stage(const float *res
   }
 }
 
-/* The next chunk to stage in km_wide_block: centroid block cb, features from q KM_WIDE_DEPTH; `staged`
- * chunks so far. */
+/* What km_wide_block multiplies: for the TF32 forms the points (xt, dimension-major) and the
+ * centroids' TF32 heads (tiles) and tails (tails; NULL but for 3 products), as km_prepare left
+ * them; for the 16-bit forms the packed copies (xh, ch: km_half_pack_points), `rows` point rows and
+ * `crows` centroid rows a chunk. */
+typedef struct {
+  const float *xt, *tiles, *tails;
+  const unsigned *xh, *ch;
+  size_t n, d, rows;
+  int kpad, crows;
+} km_wide_operands;
+
+/* Starts thread tid's copies of chunk q of the 16-bit forms (16 features) of the block's 128 points
+ * from i0 and 128 centroids from c0 into xs and cs. Packed, each is 4 KiB in one piece, copied 16
+ * bytes at a time, two pieces of each a thread (consecutive threads, consecutive pieces); piece p,
+ * half p % 2 of row p / 2, lands where km_wide_at puts features 4 (p % 2) .. of a TF32 row: a row
+ * is 32 bytes in both, so km_wide_block reads them alike. The copies need no bounds: the packed
+ * rows and features are padded with zeros. */
+static inline __attribute__((always_inline)) void km_half_stage(const km_wide_operands *o, size_t i0, int c0, size_t q,
+                                                                int tid, float *xs, float *cs) {
+  const unsigned *x = o->xh + (q * o->rows + i0) * 8, *c = o->ch + (q * (size_t)o->crows + (size_t)c0) * 8;
+  KM_UNROLL for (int u = 0; u < 2; u++) {
+    const int p = tid + KM_WIDE_THREADS * u, at = km_wide_at(p / 2, 4 * (p % 2));
+    km_copy_async4(xs + at, (const float *)(x + 4 * p), 1);
+    km_copy_async4(cs + at, (const float *)(c + 4 * p), 1);
+  }
+}
+
+/* The next chunk to stage in km_wide_block: centroid block cb, chunk q of the block's features;
+ * `staged` chunks so far. */
 typedef struct {
   int cb;
   size_t q, staged;
@@ -827,13 +888,14 @@ typedef struct {
  * `stages`) and moves `next` on, as one group of copies; past the end an empty group, so that every
  * thread has one group a chunk to wait for. */
 static inline __attribute__((always_inline)) void
-km_wide_stage_next(const float *restrict xt, const float *restrict tiles, const float *restrict tails, size_t n,
-                   size_t d, int kpad, size_t i0, size_t chunks, size_t z_end, const int stages, int tid, float *xs,
-                   float *cs, float *cs_lo, km_wide_cursor *next) {
+km_wide_stage_next(const km_wide_operands *o, size_t i0, size_t chunks, size_t z_end, const int stages, const int form,
+                   int tid, float *xs, float *cs, float *cs_lo, km_wide_cursor *next) {
   if (next->staged < z_end) {
-    const int buf = (int)(next->staged % (size_t)stages) * KM_WIDE_CHUNK;
-    km_wide_stage(xt, tiles, tails, n, d, kpad, i0, next->cb * KM_WIDE_CENTROIDS, next->q * KM_WIDE_DEPTH, tid,
-                  xs + buf, cs + buf, cs_lo + buf);
+    const int buf = (int)(next->staged % (size_t)stages) * KM_WIDE_CHUNK, c0 = next->cb * KM_WIDE_CENTROIDS;
+    if (km_16bit(form)) km_half_stage(o, i0, c0, next->q, tid, xs + buf, cs + buf);
+    else
+      km_wide_stage(o->xt, o->tiles, o->tails, o->n, o->d, o->kpad, i0, c0, next->q * KM_WIDE_DEPTH, tid, xs + buf,
+                    cs + buf, cs_lo + buf);
     next->staged++;
     if (++next->q == chunks) next->q = 0, next->cb++;
   }
@@ -842,26 +904,25 @@ km_wide_stage_next(const float *restrict xt, const float *restrict tiles, const 
 #endif
 }
 
-/* One team's share of km_assign_wide, by thread `tid`: point block b / splits against the
- * centroid blocks of range b % splits, through `stages` buffers of each staged array. Warp (wm,
+/* One team's share of km_assign_wide in tensor form `form` (km_tensor_form), by thread `tid`:
+ * point block b / splits against the centroid blocks of range b % splits, through `stages`
+ * buffers of each staged array. Warp (wm,
  * wn) = (warp / 2, warp % 2) takes the block's points 64 wm + 16 mi + 8 h + g (mi < 4, h < 2) and
  * its centroids 64 wn + 8 ni + 2 t + e (ni < 8, e < 2), in the sums acc[mi][ni][2 h + e]. A thread
  * keeps the best of its columns for its 8 points; the 4 threads of a group compare theirs by
  * shuffles, then warp (wm, 1) leaves its candidates in red_d / red_c for warp (wm, 0), which keeps
  * the better (ties to the lowest index). Returns how many labels this thread changed. */
 static inline __attribute__((always_inline)) int
-km_wide_block(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo,
-              const float *restrict cn, int *restrict labels, float *restrict part_d, int *restrict part_c, size_t n,
-              size_t d, int kpad, km_layout l, int b, int tid, float *restrict xs, float *restrict cs,
-              float *restrict cs_lo, float *restrict red_d, int *restrict red_c, const int products,
-              const int stages) {
+km_wide_block(const km_wide_operands *o, const float *restrict cn, int *restrict labels, float *restrict part_d,
+              int *restrict part_c, km_layout l, int b, int tid, float *restrict xs, float *restrict cs,
+              float *restrict cs_lo, float *restrict red_d, int *restrict red_c, const int form, const int stages) {
   const int s = b % l.splits, warp = tid / 32, lane = tid % 32, wm = warp / 2, wn = warp % 2, g = lane / 4,
-            t = lane % 4;
-  const size_t i0 = (size_t)(b / l.splits) * KM_WIDE_POINTS;
+            t = lane % 4, kpad = o->kpad;
+  const size_t n = o->n, i0 = (size_t)(b / l.splits) * KM_WIDE_POINTS;
   const int cb_begin = s * l.tiles_per_split;
   const int cb_end = cb_begin + l.tiles_per_split < l.tiles ? cb_begin + l.tiles_per_split : l.tiles;
-  const float *tails = products == 3 ? tiles_lo : NULL; /* the centroids' TF32 tails, staged for 3 products */
-  const size_t chunks = (d + KM_WIDE_DEPTH - 1) / KM_WIDE_DEPTH, z_end = (size_t)(cb_end - cb_begin) * chunks;
+  const size_t depth = km_16bit(form) ? KM_HALF_DEPTH : KM_WIDE_DEPTH, chunks = (o->d + depth - 1) / depth,
+               z_end = (size_t)(cb_end - cb_begin) * chunks;
   /* the rows this lane's ldmatrix addresses: row lane % 8 of matrix lane / 8; for A (points) the
    * matrices are (points 0-7, features 0-3), (8-15, 0-3), (0-7, 4-7), (8-15, 4-7) of a 16-point
    * tile, for B (centroids) (0-7, 0-3), (0-7, 4-7), (8-15, 0-3), (8-15, 4-7) of two 8-centroid tiles */
@@ -876,7 +937,7 @@ km_wide_block(const float *restrict xt, const float *restrict tiles, const float
   float acc[4][8][4];
   km_wide_cursor next = {cb_begin, 0, 0};
   KM_UNROLL for (int z = 0; z + 1 < stages; z++)
-    km_wide_stage_next(xt, tiles, tails, n, d, kpad, i0, chunks, z_end, stages, tid, xs, cs, cs_lo, &next);
+    km_wide_stage_next(o, i0, chunks, z_end, stages, form, tid, xs, cs, cs_lo, &next);
   int cb = cb_begin;
   size_t q = 0;
   KM_NO_UNROLL for (size_t z = 0; z < z_end; z++) {
@@ -886,21 +947,22 @@ km_wide_block(const float *restrict xt, const float *restrict tiles, const float
           KM_UNROLL for (int e = 0; e < 4; e++) acc[mi][ni][e] = 0.0f;
     km_wait_copies(stages - 2); /* this thread's copies of chunk z have landed */
     ompx_sync_block_acq_rel();  /* ... and every thread's; chunk z - 1's buffer is free */
-    km_wide_stage_next(xt, tiles, tails, n, d, kpad, i0, chunks, z_end, stages, tid, xs, cs, cs_lo, &next);
+    km_wide_stage_next(o, i0, chunks, z_end, stages, form, tid, xs, cs, cs_lo, &next);
     const int buf = (int)(z % (size_t)stages) * KM_WIDE_CHUNK;
     unsigned a_hi[4][4], a_lo[4][4];
     KM_UNROLL for (int mi = 0; mi < 4; mi++) {
       unsigned raw[4];
       km_load_matrices(raw, xs + buf + a_at + mi * 16 * 8);
       KM_UNROLL for (int e = 0; e < 4; e++) {
-        if (products == 3) km_tf32_split(km_bits_float(raw[e]), &a_hi[mi][e], &a_lo[mi][e]);
+        if (km_16bit(form)) a_hi[mi][e] = raw[e];
+        else if (form == KM_TENSOR_3XTF32) km_tf32_split(km_bits_float(raw[e]), &a_hi[mi][e], &a_lo[mi][e]);
         else a_hi[mi][e] = km_tf32_round(km_bits_float(raw[e]));
       }
     }
     KM_UNROLL for (int nn = 0; nn < 8; nn += 2) { /* two centroid tiles at a time */
       unsigned b_hi[4], b_lo[4];                 /* tile nn: [0], [1]; tile nn + 1: [2], [3] */
       km_load_matrices(b_hi, cs + buf + b_at + nn * 8 * 8);
-      if (products == 3) {
+      if (form == KM_TENSOR_3XTF32) {
         km_load_matrices(b_lo, cs_lo + buf + b_at + nn * 8 * 8);
         KM_UNROLL for (int mi = 0; mi < 4; mi++) /* the small terms first */
           KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_lo[mi], b_hi + 2 * ni);
@@ -908,7 +970,10 @@ km_wide_block(const float *restrict xt, const float *restrict tiles, const float
           KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_hi[mi], b_lo + 2 * ni);
       }
       KM_UNROLL for (int mi = 0; mi < 4; mi++)
-        KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_hi[mi], b_hi + 2 * ni);
+        KM_UNROLL for (int ni = 0; ni < 2; ni++) {
+          if (km_16bit(form)) km_mma_16bit(acc[mi][nn + ni], a_hi[mi], b_hi + 2 * ni, form);
+          else km_mma_tf32(acc[mi][nn + ni], a_hi[mi], b_hi + 2 * ni);
+        }
     }
     if (++q == chunks) { /* the centroid block is done: its distances against the best so far */
       km_mma_keep_best(acc, 4, cb * KM_WIDE_CENTROIDS + wn * 64, t, kpad, cn, best, best_c);
@@ -939,37 +1004,104 @@ km_wide_block(const float *restrict xt, const float *restrict tiles, const float
   return (int)mine;
 }
 
-/* The assign step on the tensor cores in wide blocks (see km_wide_block), in `products` products
- * (3 or 1); returns how many labels changed. The caller has checked that kernels run on the GPU.
- * One kernel a form: the tails' buffers only where they are staged. */
-static long km_assign_wide(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo,
-                           const float *restrict cn, int *restrict labels, float *restrict part_d,
-                           int *restrict part_c, size_t n, size_t d, int kpad, km_layout l, int products) {
+/* The assign step on the tensor cores in wide blocks (see km_wide_block), in tensor form `form`;
+ * returns how many labels changed. The caller has checked that kernels run on the GPU. xt, tiles
+ * and tails (NULL but for 3 products) are the TF32 forms' operands, xh and ch (device memory) the
+ * 16-bit forms' (see km_wide_operands), cn the centroids' terms. One kernel a form: the tails'
+ * buffers only where they are staged. */
+static long km_assign_wide(const float *restrict xt, const float *restrict tiles, const float *restrict tails,
+                           const unsigned *xh, const unsigned *ch, const float *restrict cn, int *restrict labels,
+                           float *restrict part_d, int *restrict part_c, size_t n, size_t d, size_t rows, int kpad,
+                           int crows, km_layout l, int form) {
   long changed = 0;
   const int teams = (int)(l.groups * (size_t)l.splits);
-#define KM_WIDE_KERNEL(products, stages)                                                                              \
-  _Pragma("omp target teams ompx_bare num_teams(teams) thread_limit(KM_WIDE_THREADS) map(tofrom : changed)") {        \
+#define KM_WIDE_KERNEL(form, stages)                                                                                  \
+  PC_PRAGMA(omp target teams ompx_bare num_teams(teams) thread_limit(KM_WIDE_THREADS) map(tofrom : changed)       \
+                is_device_ptr(xh, ch)) {                                                                              \
     static float xs[(stages) * KM_WIDE_CHUNK] __attribute__((aligned(16)));                                           \
     TEAM_LOCAL(xs)                                                                                                   \
     static float cs[(stages) * KM_WIDE_CHUNK] __attribute__((aligned(16)));                                           \
     TEAM_LOCAL(cs)                                                                                                   \
-    static float cs_lo[(products) == 3 ? (stages) * KM_WIDE_CHUNK : 4] __attribute__((aligned(16)));                  \
+    static float cs_lo[(form) == KM_TENSOR_3XTF32 ? (stages) * KM_WIDE_CHUNK : 4] __attribute__((aligned(16)));       \
     TEAM_LOCAL(cs_lo)                                                                                                \
     static float red_d[KM_WIDE_POINTS];                                                                              \
     TEAM_LOCAL(red_d)                                                                                                \
     static int red_c[KM_WIDE_POINTS];                                                                                \
     TEAM_LOCAL(red_c)                                                                                                \
     const int b = ompx_block_id_x(), tid = ompx_thread_id_x();                                                       \
-    const int mine = km_wide_block(xt, tiles, tiles_lo, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs,   \
-                                   cs_lo, red_d, red_c, products, stages);                                           \
+    const km_wide_operands o = {xt, tiles, tails, xh, ch, n, d, rows, kpad, crows}; /* device addresses here */      \
+    const int mine = km_wide_block(&o, cn, labels, part_d, part_c, l, b, tid, xs, cs, cs_lo, red_d, red_c, (form),    \
+                                   stages);                                                                          \
     km_add_warp_changes(&changed, mine, tid);                                                                        \
   }
-  if (products == 3)
-    KM_WIDE_KERNEL(3, KM_WIDE_STAGES_3)
-  else
-    KM_WIDE_KERNEL(1, KM_WIDE_STAGES_1)
+  switch (form) {
+  case KM_TENSOR_3XTF32: KM_WIDE_KERNEL(KM_TENSOR_3XTF32, KM_WIDE_STAGES_3) break;
+  case KM_TENSOR_FP16: KM_WIDE_KERNEL(KM_TENSOR_FP16, KM_WIDE_STAGES_1) break;
+  case KM_TENSOR_BF16: KM_WIDE_KERNEL(KM_TENSOR_BF16, KM_WIDE_STAGES_1) break;
+  default: KM_WIDE_KERNEL(KM_TENSOR_TF32, KM_WIDE_STAGES_1) break;
+  }
 #undef KM_WIDE_KERNEL
   return l.splits == 1 ? changed : km_merge_splits(labels, part_d, part_c, n, l.splits);
+}
+
+/* ---- the 16-bit forms' operands (dot-fp16, dot-bf16) ---------------------------------------
+ * The points and the centroids, both shifted by the dot form's offset o (cs = c - o, so that
+ * |x - c|^2 = |x - o|^2 + |cs|^2 - 2 (x - o).cs, the first term the same for every centroid: the
+ * shift keeps 16-bit values of data far from the origin meaningful), are rounded to fp16 or bf16
+ * and packed as km_half_stage copies them: chunk q (16 features) of row r (a point or a centroid)
+ * is 8 words at (q rows + r) 8, word w holding features 16 q + 2 w and + 1 (the lower in the lower
+ * half, as mma pairs them); rows are padded with zeros to whole blocks of 128, features to whole
+ * chunks. The points are packed when they are new (once a run in memory; out of core, each block
+ * each pass), the centroids every pass. Both are scaled by 2^s, s chosen when the points are packed
+ * so that the largest |value| of the points and centroids then lies in [2^14, 2^15): fp16 ends at
+ * 65504, and the centroids stay within that bound (means of the points, or their last value). A
+ * power of two moves no rounding (but for fp16's subnormals, 2^-29 of the largest value and
+ * below); the products are 2^2s too large, and so are the norms they are compared with (hn =
+ * 2^2s |cs|^2): the same arg-min. Memory: 2 bytes a value of the points' copy, kept on the device
+ * for the run (device_bytes). */
+#define KM_HALF_TOP_EXPONENT 14
+
+/* x rounded to 16 bits in form `form` (fp16 or bf16, to nearest even), as a pair: lo in the low half. */
+DEV_FUNCS_BEGIN
+static inline unsigned km_pack_pair(float lo, float hi, int form) {
+  unsigned pair = 0;
+#if defined(__NVPTX__)
+  if (form == KM_TENSOR_FP16) __asm__("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(pair) : "f"(hi), "f"(lo));
+  else __asm__("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(pair) : "f"(hi), "f"(lo));
+#else
+  (void)lo, (void)hi, (void)form; /* the host pass of these loops never runs (km_gpu_open declines there) */
+#endif
+  return pair;
+}
+DEV_FUNCS_END
+
+static size_t km_round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+
+/* The 16-bit forms' device memory for n points of d features against kpad centroids, in bytes. */
+static size_t km_half_bytes(size_t n, size_t d, int kpad) {
+  const size_t chunks = (d + KM_HALF_DEPTH - 1) / KM_HALF_DEPTH;
+  const size_t rows = km_round_up(n, KM_WIDE_POINTS) + km_round_up((size_t)kpad, KM_WIDE_CENTROIDS);
+  return chunks * rows * 8 * sizeof(unsigned) + (size_t)kpad * sizeof(float);
+}
+
+/* Packs values (v(r, j) of `count` rows, 0 past count or d) into `packed` with `rows` rows a chunk,
+ * times `scale`: the points (v = xt[j n + r] - o_j) or the shifted centroids (v = cs[j kpad + r]).
+ * A thread packs one row of a chunk: consecutive threads read consecutive values of a feature. */
+static void km_half_pack(const float *restrict values, const float *restrict offset, size_t stride, size_t count,
+                         size_t d, size_t rows, float scale, int form, unsigned *packed) {
+  const size_t len = (d + KM_HALF_DEPTH - 1) / KM_HALF_DEPTH * rows;
+  PAR_FOR(GPU_ONLY(is_device_ptr(packed)) GPU_THREADS)
+  for (size_t e = 0; e < len; e++) {
+    const size_t q = e / rows, r = e - q * rows;
+    KM_UNROLL for (int w = 0; w < 8; w++) {
+      float pair[2];
+      KM_UNROLL for (int h = 0; h < 2; h++) {
+        const size_t j = q * KM_HALF_DEPTH + (size_t)(2 * w + h);
+        pair[h] = r < count && j < d ? (values[j * stride + r] - (offset ? offset[j] : 0.0f)) * scale : 0.0f;
+      }
+      packed[e * 8 + (size_t)w] = km_pack_pair(pair[0], pair[1], form);
+    }
+  }
 }
 
 /* ---- the seam (kmeans_tuned.h) ------------------------------------------------------------- */
@@ -980,15 +1112,27 @@ struct km_tuned_run {
   float *part_d; /* candidates of the split passes: splits x n, on the device */
   int *part_c;
   size_t part_len;
+  /* the 16-bit forms' packed points and centroids and the centroids' scaled norms (device memory,
+   * omp_target_alloc; NULL for the other forms), rows of each a chunk, the scale's exponent s */
+  unsigned *xh, *ch;
+  float *hn;
+  size_t rows;
+  int crows, scale_exp, device;
 };
 
+static size_t km_gpu_device_bytes(size_t n, size_t d, int kpad, int tensor) {
+  return km_16bit(tensor) ? km_half_bytes(n, d, kpad) : 0;
+}
+
+static void km_gpu_close(km_tuned_run *run);
+
 static km_tuned_run *km_gpu_open(size_t n, size_t d, int kpad, int tensor, int *applies, int *splits) {
-  (void)d;
   *applies = pc_offloading(); /* bare regions do not run on the host */
   if (!*applies) return NULL;
   km_tuned_run *run = pc_try_alloc(1, sizeof *run, "tuned assign state");
   if (!run) return NULL;
-  run->wide = tensor && kpad >= KM_WIDE_FROM;
+  *run = (km_tuned_run){0}; /* no 16-bit copies: km_gpu_close frees what is not NULL */
+  run->wide = tensor && (kpad >= KM_WIDE_FROM || km_16bit(tensor)); /* the 16-bit forms have no other kernel */
   run->layout = run->wide ? km_plan(n, kpad, KM_WIDE_POINTS, KM_WIDE_CENTROIDS, KM_WIDE_TEAMS_PER_SM)
                           : km_plan(n, kpad, KM_BLOCK_POINTS, KM_BLOCK_CENTROIDS, KM_GPU_TEAMS_PER_SM);
   run->part_len = run->layout.splits > 1 ? (size_t)run->layout.splits * n : 1;
@@ -1005,14 +1149,64 @@ static km_tuned_run *km_gpu_open(size_t n, size_t d, int kpad, int tensor, int *
   /* device data: part_d, part_c (part_len each), until km_gpu_close */
   /* device: part_d / part_c[splits * n or 1] each split's best distance and centroid. */
   DEV_ENTER(map(alloc : part_d[0 : part_len], part_c[0 : part_len]))
+  if (km_16bit(tensor)) {
+    const size_t chunks = (d + KM_HALF_DEPTH - 1) / KM_HALF_DEPTH;
+    run->rows = km_round_up(n, KM_WIDE_POINTS);
+    run->crows = (int)km_round_up((size_t)kpad, KM_WIDE_CENTROIDS);
+    run->device = omp_get_default_device();
+    run->xh = omp_target_alloc(chunks * run->rows * 8 * sizeof(unsigned), run->device);
+    run->ch = omp_target_alloc(chunks * (size_t)run->crows * 8 * sizeof(unsigned), run->device);
+    run->hn = omp_target_alloc((size_t)kpad * sizeof(float), run->device);
+    if (!run->xh || !run->ch || !run->hn) {
+      km_gpu_close(run);
+      return pc_fail("--distance %s: cannot allocate %zu MiB of device memory for the 16-bit copies of the points "
+                     "and centroids", tensor == KM_TENSOR_FP16 ? "dot-fp16" : "dot-bf16",
+                     km_half_bytes(n, d, kpad) >> 20),
+             NULL;
+    }
+  }
   *splits = run->layout.splits;
   return run;
 }
 
+/* The 16-bit forms' operands for job j: the points packed where they are new, with the scale's
+ * exponent s taken from them and the centroids (see km_half_pack); the centroids packed, and
+ * their norms 2^2s |cs|^2 (in double; +inf for padding). */
+static void km_half_prepare(km_tuned_run *run, const km_assign_job *j) {
+  const float *xt = j->xt, *cs = j->cs, *offset = j->offset;
+  const size_t n = j->n, d = j->d, values = n * d, entries = d * (size_t)j->kpad;
+  const int k = j->k, kpad = j->kpad;
+  if (j->new_points) {
+    float top = 0.0f;
+    PAR_FOR(reduction(max : top) GPU_REDUCTION(values))
+    for (size_t e = 0; e < values; e++) top = fmaxf(top, fabsf(xt[e] - offset[e / n]));
+    PAR_FOR(reduction(max : top) GPU_REDUCTION(entries))
+    for (size_t e = 0; e < entries; e++) top = fmaxf(top, fabsf(cs[e]));
+    const int s = top > 0.0f ? KM_HALF_TOP_EXPONENT - ilogbf(top) : 0;
+    run->scale_exp = s < -126 ? -126 : s > 127 ? 127 : s; /* 2^s a float */
+    km_half_pack(xt, offset, n, n, d, run->rows, ldexpf(1.0f, run->scale_exp), j->tensor, run->xh);
+  }
+  km_half_pack(cs, NULL, (size_t)kpad, (size_t)kpad, d, (size_t)run->crows, ldexpf(1.0f, run->scale_exp), j->tensor,
+               run->ch);
+  float *hn = run->hn;
+  const double norm_scale = ldexp(1.0, 2 * run->scale_exp);
+  PAR_FOR(GPU_ONLY(is_device_ptr(hn)) GPU_THREADS)
+  for (int c = 0; c < kpad; c++) {
+    double norm = 0.0;
+    for (size_t q = 0; q < d; q++) norm += (double)cs[q * (size_t)kpad + (size_t)c] * cs[q * (size_t)kpad + (size_t)c];
+    hn[c] = c < k ? (float)(norm * norm_scale) : INFINITY;
+  }
+}
+
 static long km_gpu_assign(km_tuned_run *run, const km_assign_job *j) {
+  if (km_16bit(j->tensor)) {
+    km_half_prepare(run, j);
+    return km_assign_wide(NULL, NULL, NULL, run->xh, run->ch, run->hn, j->labels, run->part_d, run->part_c, j->n,
+                          j->d, run->rows, j->kpad, run->crows, run->layout, j->tensor);
+  }
   if (j->tensor && run->wide)
-    return km_assign_wide(j->xt, j->cs, j->cs_lo, j->cn, j->labels, run->part_d, run->part_c, j->n, j->d, j->kpad,
-                          run->layout, j->tensor);
+    return km_assign_wide(j->xt, j->cs, j->tensor == KM_TENSOR_3XTF32 ? j->cs_lo : NULL, NULL, NULL, j->cn, j->labels,
+                          run->part_d, run->part_c, j->n, j->d, 0, j->kpad, 0, run->layout, j->tensor);
   if (j->tensor)
     return km_assign_mma(j->xt, j->cs, j->cs_lo, j->cn, j->labels, run->part_d, run->part_c, j->n, j->d, j->kpad,
                          run->layout, j->tensor);
@@ -1040,12 +1234,15 @@ static void km_gpu_close(km_tuned_run *run) {
   const size_t part_len = run->part_len;
   (void)part_len;
   DEV_EXIT(map(delete : part_d[0 : part_len], part_c[0 : part_len]))
+  if (run->xh) omp_target_free(run->xh, run->device);
+  if (run->ch) omp_target_free(run->ch, run->device);
+  if (run->hn) omp_target_free(run->hn, run->device);
   free(part_d), free(part_c), free(run);
 }
 
 static const km_tuned_kernels km_gpu_kernels = {
     "gpu: team-tiled ompx_bare kernels (cp.async staging; mma.sync for dot-3xtf32 and dot-tf32, wide blocks for k >= "
-    "512; one pass for k <= 32)",
-    1, 1, 1, km_few_as_fast, km_gpu_open, km_gpu_assign, km_gpu_assign_and_sum, km_gpu_close};
+    "512 and for dot-fp16 and dot-bf16; one pass for k <= 32)",
+    1, 1, 1, km_few_as_fast, km_gpu_open, km_gpu_device_bytes, km_gpu_assign, km_gpu_assign_and_sum, km_gpu_close};
 
 const km_tuned_kernels *km_tuned(void) { return &km_gpu_kernels; }

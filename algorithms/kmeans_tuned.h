@@ -3,8 +3,8 @@
  * through par.h, what every OpenMP compiler gets) and a variant's tuned assign kernels, which
  * use what one compiler or one machine offers beyond it:
  *  - kmeans_assign_gpu.c (the gpu variant built by clang): LLVM's ompx_bare kernels, team-local
- *    staging by cp.async, warp shuffles, and the tensor cores' mma.sync for --distance dot-3xtf32
- *    and dot-tf32;
+ *    staging by cp.async, warp shuffles, and the tensor cores' mma.sync for --distance dot-3xtf32,
+ *    dot-tf32, dot-fp16 and dot-bf16;
  *  - kmeans_assign_cpu.c (seq and omp): a cache-blocked loop around a 6 x 16 register tile shaped
  *    for AVX2;
  *  - kmeans_no_tuned.c (builds without tuned kernels, such as GCC's gpu variant).
@@ -29,16 +29,19 @@
 
 /* One assign step's data, all on the device (gpu variant): points dimension-major
  * (xt[j * n + i]); ct the centroids dimension-major (ct[j * kpad + c]); cs, cs_lo and cn what
- * km_prepare made of them in the layout the kernels asked for (cs_lo: the TF32 tails, tensor
- * form only); labels are read (to count changes) and written. */
+ * km_prepare made of them in the layout the kernels asked for (cs_lo: the TF32 tails, 3 products
+ * only); offset the dot form's shift (cs = ct - offset); labels are read (to count changes) and
+ * written. */
 typedef struct {
-  const float *xt, *ct, *cs, *cs_lo, *cn;
+  const float *xt, *ct, *cs, *cs_lo, *cn, *offset;
   int *labels;
   size_t n, d;
   int k, kpad;
   int direct; /* sum((x - c)^2) + cn[c]; else the dot form cn[c] - 2 x.cs_c */
-  int tensor; /* the dot form on the tensor cores, in 3 products (cs, cs_lo: TF32 head and tail) or 1
-               * (the heads'); 0: not on the tensor cores */
+  int tensor; /* the dot form on the tensor cores (km_tensor_form): in 3 TF32 products (cs, cs_lo: head
+               * and tail), 1 (the heads'), or in fp16 or bf16 (cs in float32, the kernels round it);
+               * 0: not on the tensor cores */
+  int new_points; /* xt holds points the run's tuned state has not seen: the first pass, out of core every block */
 } km_assign_job;
 
 typedef struct km_tuned_run km_tuned_run; /* a tuned kernel's state for one k-means run */
@@ -48,15 +51,19 @@ typedef struct {
   const char *name;     /* for reports: what the kernels are */
   int dimension_major;  /* cs dimension-major (cs[j * kpad + c]); else tile by tile, as km_tile_at says */
   int direct_reads_ct;  /* the direct form reads ct itself: km_prepare need not copy it */
-  int has_tensor;       /* the tensor-core kernel (--distance dot-3xtf32 and dot-tf32) is here */
+  int has_tensor;       /* the tensor-core kernels (--distance dot-3xtf32, dot-tf32, dot-fp16, dot-bf16) are here */
   /* Whether the direct form's kernel is as fast as the tensor-core one for d features against kpad
    * (padded) centroids (--distance auto takes direct there); NULL: nowhere. */
   int (*direct_as_fast)(size_t d, int kpad);
-  /* Prepares a run of n points of d features against kpad (padded) centroids, the tensor form
-   * when `tensor`. Returns the state, or NULL: with *applies = 0 when these kernels cannot run
-   * here (the gpu build's kernels on the host, under --allow-host), else with a pc_fail message
-   * (an allocation). *splits gets the passes' split of the centroids (1: none). */
+  /* Prepares a run of n points of d features against kpad (padded) centroids, on the tensor cores
+   * in form `tensor` (km_tensor_form; 0: not). Returns the state, or NULL: with *applies = 0 when
+   * these kernels cannot run here (the gpu build's kernels on the host, under --allow-host), else
+   * with a pc_fail message (an allocation). *splits gets the passes' split of the centroids (1: none). */
   km_tuned_run *(*open)(size_t n, size_t d, int kpad, int tensor, int *applies, int *splits);
+  /* The device memory open() takes for such a run beyond the candidates of split passes (a few
+   * bytes a point, left to km_plan_memory's reserve): the 16-bit forms' copies of the points and
+   * centroids. */
+  size_t (*device_bytes)(size_t n, size_t d, int kpad, int tensor);
   /* One assign step; returns the number of labels that changed. */
   long (*assign)(km_tuned_run *run, const km_assign_job *job);
   /* One assign step that also adds each point, by its new label, to the update step's sums of

@@ -213,17 +213,22 @@ int pragmaclust_kmeans(const float *x, size_t n, size_t d, const pragmaclust_kme
   const size_t k = (size_t)o->k;
   if (o->init == PRAGMACLUST_INIT_GIVEN && (rc = check_points(fn, centroids, k, d)) != 0) return rc;
   if ((rc = ensure_device()) != 0) return rc;
+  _Static_assert((int)PRAGMACLUST_DISTANCE_DOT_BF16 == (int)KM_DISTANCE_DOT_BF16 &&
+                     (int)PRAGMACLUST_DISTANCE_DOT_BF16 + 1 == (int)KM_NDISTANCES,
+                 "pragmaclust_distance and km_distance list the same distances in the same order");
   const km_distance distance = (km_distance)o->distance;
   const int gemm = distance == KM_DISTANCE_GEMM || distance == KM_DISTANCE_GEMM_TF32;
   if (gemm && !km_gemm_built())
     return failure(PRAGMACLUST_ERR_UNSUPPORTED, "%s: the GEMM distances need the gpu variant (cuBLAS on the GPU); this is the %s library",
                    fn, pc_build_variant());
   if (gemm && km_gemm_load(distance == KM_DISTANCE_GEMM_TF32) != 0) return PRAGMACLUST_ERR_UNSUPPORTED;
-  if (km_tensor_products(distance) && !pc_offloading())
+  static const char *const tensor_names[] = {[KM_TENSOR_TF32] = "DOT_TF32", [KM_TENSOR_3XTF32] = "DOT_3XTF32",
+                                             [KM_TENSOR_FP16] = "DOT_FP16", [KM_TENSOR_BF16] = "DOT_BF16"};
+  if (km_tensor_form_of(distance) && !pc_offloading())
     return failure(PRAGMACLUST_ERR_UNSUPPORTED,
                    "%s: PRAGMACLUST_DISTANCE_%s runs on a GPU's tensor cores; "
                    "the kernels of this library run on the host",
-                   fn, distance == KM_DISTANCE_DOT_TF32 ? "DOT_TF32" : "DOT_3XTF32");
+                   fn, tensor_names[km_tensor_form_of(distance)]);
 
   km_params params = {.k = o->k, .max_iter = o->max_iter, .fixed_iter = o->fixed_iter, .tol = o->tol,
                        .update = to_update(o->update), .distance = distance, .kernels = to_kernels(o->kernels),

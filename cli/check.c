@@ -73,26 +73,32 @@ static double distance2(const float *x, size_t stride, const float *c, size_t d)
 /* How far a kernel's float32 score of centroid c for point x can be from the exact one, as a
  * multiple `unit` of the magnitudes the score is made of: the distance itself for the direct
  * form (positive terms), |cn_c| + 2 sum |x_j (c_j - o_j)| for the dot forms (cn_c: the shifted
- * norm, o: the offset), whose terms cancel. */
+ * norm, o: the offset), whose terms cancel; the 16-bit forms round x - o, not x, so they take
+ * sum (|x_j| + |o_j|) |c_j - o_j|, which bounds both. */
 static double score_error(const float *x, size_t stride, const float *c, const float *offset, size_t d,
                           km_distance distance, double unit) {
   if (distance == KM_DISTANCE_DIRECT) return unit * distance2(x, stride, c, d);
+  const int rounds_shifted = distance == KM_DISTANCE_DOT_FP16 || distance == KM_DISTANCE_DOT_BF16;
   double norm = 0.0, cross = 0.0;
   for (size_t j = 0; j < d; j++) {
     const double shifted = (double)c[j] - (double)offset[j];
     norm += shifted * shifted + 2.0 * (double)offset[j] * shifted;
-    cross += fabs((double)x[j * stride] * shifted);
+    cross += (fabs((double)x[j * stride]) + (rounds_shifted ? fabs((double)offset[j]) : 0.0)) * fabs(shifted);
   }
   return unit * (fabs(norm) + 2.0 * cross);
 }
 
 /* The rounding unit of a distance's float32 arithmetic over d features: the inputs' own rounding
- * (TF32 keeps 10 mantissa bits; 3xTF32 drops the product of the two tails) plus d + 2 roundings
- * of a float32 sum, doubled for margin. */
+ * (a product of two values each rounded to a p-bit significand errs by 2^(1 - p): TF32 and fp16
+ * keep 11 bits, bf16 8; 3xTF32 drops the product of the two tails) plus d + 2 roundings of a
+ * float32 sum, doubled for margin. */
 static double score_unit(km_distance distance, size_t d) {
-  const double input = distance == KM_DISTANCE_GEMM_TF32 || distance == KM_DISTANCE_DOT_TF32 ? 0x1p-10
-                       : distance == KM_DISTANCE_DOT_3XTF32                                 ? 0x1p-20
-                                                                                            : 0.0;
+  const double input = distance == KM_DISTANCE_GEMM_TF32 || distance == KM_DISTANCE_DOT_TF32 ||
+                               distance == KM_DISTANCE_DOT_FP16
+                           ? 0x1p-10
+                       : distance == KM_DISTANCE_DOT_BF16   ? 0x1p-7
+                       : distance == KM_DISTANCE_DOT_3XTF32 ? 0x1p-20
+                                                            : 0.0;
   return 2.0 * (input + (double)(d + 2) * 0x1p-24 + (distance == KM_DISTANCE_DIRECT ? 0x1p-23 : 0.0));
 }
 

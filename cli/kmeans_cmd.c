@@ -54,6 +54,10 @@ static const char usage[] =
     "                       each float split into two TF32 parts: about float32's accuracy\n"
     "  --distance dot-tf32  (gpu variant on a GPU) the same kernel with one TF32 product (10-bit\n"
     "                       mantissas, as PyTorch's allow_tf32): faster, near-ties may move\n"
+    "  --distance dot-fp16|dot-bf16  (gpu variant on a GPU) x.c on the 16-bit tensor cores: points\n"
+    "                       and centroids shifted by the centroids' mean and rounded to fp16 (11-bit\n"
+    "                       significands, scaled into its range) or bf16 (8-bit); a 16-bit copy of\n"
+    "                       the points stays on the GPU (2 bytes a value). Fastest, least accurate\n"
     "  --device-memory BYTES|auto  (gpu variant) the most device memory the run may take (K, M, G, T:\n"
     "                       powers of 1024, e.g. 512M); default auto, what the GPU has free. Points\n"
     "                       beyond it stay on the host and stream through the GPU in blocks (out of\n"
@@ -119,13 +123,17 @@ static void handle_option(int id, const char *arg, void *ctx) {
       else if (!strcmp(arg, "gemm-tf32")) o->params.distance = KM_DISTANCE_GEMM_TF32;
       else if (!strcmp(arg, "dot-3xtf32")) o->params.distance = KM_DISTANCE_DOT_3XTF32;
       else if (!strcmp(arg, "dot-tf32")) o->params.distance = KM_DISTANCE_DOT_TF32;
+      else if (!strcmp(arg, "dot-fp16")) o->params.distance = KM_DISTANCE_DOT_FP16;
+      else if (!strcmp(arg, "dot-bf16")) o->params.distance = KM_DISTANCE_DOT_BF16;
       else
         pc_die(PC_EXIT_USAGE,
-               "option --distance: expected auto, direct, dot, gemm, gemm-tf32, dot-3xtf32 or dot-tf32, got '%s'", arg);
+               "option --distance: expected auto, direct, dot, gemm, gemm-tf32, dot-3xtf32, dot-tf32, dot-fp16 or "
+               "dot-bf16, got '%s'",
+               arg);
       if ((o->params.distance == KM_DISTANCE_GEMM || o->params.distance == KM_DISTANCE_GEMM_TF32) && !km_gemm_built())
         pc_die(PC_EXIT_USAGE, "option --distance %s: needs the gpu variant (cuBLAS on the GPU); this is the %s build", arg,
                pc_build_variant());
-      if (km_tensor_products(o->params.distance) && !PC_HAS_DEVICE)
+      if (km_tensor_form_of(o->params.distance) && !PC_HAS_DEVICE)
         pc_die(PC_EXIT_USAGE, "option --distance %s: needs the gpu variant (the GPU's tensor cores); this is the %s build",
                arg, pc_build_variant());
       break;
@@ -222,7 +230,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
   const int gemm = o.params.distance == KM_DISTANCE_GEMM || o.params.distance == KM_DISTANCE_GEMM_TF32;
   if (gemm && km_gemm_load(o.params.distance == KM_DISTANCE_GEMM_TF32) != 0)
     pc_die(PC_EXIT_NO_DEVICE, "kmeans: %s", pc_last_error());
-  if (km_tensor_products(o.params.distance) && !pc_offloading())
+  if (km_tensor_form_of(o.params.distance) && !pc_offloading())
     pc_die(PC_EXIT_NO_DEVICE,
            "kmeans: --distance %s runs on the GPU's tensor cores, but this run's kernels run on the host (--allow-host "
            "without a usable GPU); use --distance dot or direct",

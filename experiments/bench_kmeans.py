@@ -9,7 +9,8 @@ update = sums, counts, new centroids and the next distance tiles; the last colum
 sums were taken, the report's update_sums). When the gpu variant runs on
 a GPU it adds rows for `--distance dot-3xtf32` (the dot products on the TF32 tensor cores, each
 float split into two TF32 parts: about float32's accuracy), `dot-tf32` (the same kernel in one
-TF32 product: PyTorch's allow_tf32 precision), `gemm` and `gemm-tf32` (the dot
+TF32 product: PyTorch's allow_tf32 precision), `dot-fp16` and `dot-bf16` (the 16-bit tensor
+cores), `gemm` and `gemm-tf32` (the dot
 products from cuBLAS' SGEMM in float32 and TF32; --gemm no leaves these two out; cuBLAS as the
 program finds it, see PRAGMACLUST_CUBLAS in the README). Where PyTorch with CUDA is importable it adds PyTorch fp32
 and TF32 rows (reference_kmeans.py), where Flash-KMeans is (installed, or a checkout given by --flash) its
@@ -108,7 +109,8 @@ def main():
                                            name=None if mode == "tuned" else f"{variant} {mode}"))
             on_gpu = isinstance(results[-1][0], dict) and results[-1][0]["device"].startswith("GPU")
             if variant == "gpu" and on_gpu:
-                for distance in ("dot-3xtf32", "dot-tf32") + (("gemm", "gemm-tf32") if args.gemm == "yes" else ()):
+                for distance in ("dot-3xtf32", "dot-tf32", "dot-fp16", "dot-bf16") + (
+                        ("gemm", "gemm-tf32") if args.gemm == "yes" else ()):
                     results.append(run_variant(binary, n, d, k, its, ["--update", args.update, "--distance", distance],
                                                name=f"gpu {distance}"))
         if use_torch:

@@ -123,8 +123,12 @@ typedef enum {
   PRAGMACLUST_DISTANCE_DOT_3XTF32, /* x.c on TF32 tensor cores, split in two parts (gpu variant on a GPU) */
   PRAGMACLUST_DISTANCE_AUTO,       /* the default: the fastest of these whose labels are DIRECT's on data
                                       without exact ties (DOT_3XTF32 on a GPU from k = 256, d = 16; else DIRECT) */
-  PRAGMACLUST_DISTANCE_DOT_TF32    /* x.c on TF32 tensor cores in one product of 10-bit mantissas (gpu variant
+  PRAGMACLUST_DISTANCE_DOT_TF32,   /* x.c on TF32 tensor cores in one product of 10-bit mantissas (gpu variant
                                       on a GPU): faster than DOT_3XTF32, TF32's precision */
+  PRAGMACLUST_DISTANCE_DOT_FP16,   /* x.c on fp16 tensor cores, points and centroids shifted by the centroids'
+                                      mean, scaled by a power of two and rounded to 11-bit significands (gpu
+                                      variant on a GPU; a 16-bit copy of the points on the device) */
+  PRAGMACLUST_DISTANCE_DOT_BF16    /* the same in bf16 (8-bit significands) */
 } pragmaclust_distance;
 
 typedef enum { PRAGMACLUST_KERNELS_TUNED, PRAGMACLUST_KERNELS_PORTABLE } pragmaclust_kernels;

@@ -58,10 +58,11 @@ def test_check_passes(variant, work, kernels, name, args, sampled):
 
 @pytest.mark.skipif(not ON_GPU, reason="the tensor-core and cuBLAS distances run on a GPU: PRAGMACLUST_REQUIRE_GPU=1 "
                                        "on a GPU machine")
-@pytest.mark.parametrize("distance", ["dot-3xtf32", "dot-tf32", "gemm", "gemm-tf32"])
+@pytest.mark.parametrize("distance", ["dot-3xtf32", "dot-tf32", "dot-fp16", "dot-bf16", "gemm", "gemm-tf32"])
 def test_check_passes_with_the_gpu_only_distances(gpu, work, distance):
-    """The check's tie tolerance covers each distance's rounding (TF32: 10-bit mantissas)."""
-    if distance in ("dot-3xtf32", "dot-tf32") and not has_tuned_kernels(gpu):
+    """The check's tie tolerance covers each distance's rounding (TF32 and fp16: 11-bit
+    significands, bf16 8-bit)."""
+    if distance.startswith("dot-") and not has_tuned_kernels(gpu):
         pytest.skip(f"{gpu.path} has no tuned kernels (a TOOLCHAIN=gcc build): {distance} needs the tensor-core kernel")
     rep = checked_report(gpu, ["kmeans", "gen:blobs:n=200000,d=64,centers=50,seed=4", "-k", "50", "--distance",
                                distance, "--iterations", "5"], work)

@@ -429,7 +429,7 @@ def test_k_equals_one_and_k_equals_n(variant, work):
 # ---- --distance gemm / gemm-tf32: the assign step through cuBLAS (gpu variant) --------------
 
 GEMM_DISTANCES = ["gemm", "gemm-tf32"]
-TENSOR_DISTANCES = ["dot-3xtf32", "dot-tf32"]  # our tensor-core kernel, in three products or one
+TENSOR_DISTANCES = ["dot-3xtf32", "dot-tf32", "dot-fp16", "dot-bf16"]  # our tensor-core kernels, each precision
 GPU_ONLY_DISTANCES = GEMM_DISTANCES + TENSOR_DISTANCES  # refused where kernels do not run on a GPU
 ON_GPU = os.environ.get("PRAGMACLUST_REQUIRE_GPU") == "1"
 needs_gpu = pytest.mark.skipif(not ON_GPU, reason="cuBLAS runs on a GPU: PRAGMACLUST_REQUIRE_GPU=1 on a GPU machine "
@@ -437,8 +437,8 @@ needs_gpu = pytest.mark.skipif(not ON_GPU, reason="cuBLAS runs on a GPU: PRAGMAC
 
 
 def skip_without_tensor_kernel(gpu, distance="dot-3xtf32"):
-    """dot-3xtf32 and dot-tf32 run the tensor-core kernel of the tuned GPU file, which a gpu build
-    with the portable loops only (TOOLCHAIN=gcc) lacks: such a build refuses them, and their
+    """The dot-* tensor-core distances run the tensor-core kernels of the tuned GPU file, which a gpu
+    build with the portable loops only (TOOLCHAIN=gcc) lacks: such a build refuses them, and their
     tests skip."""
     if distance in TENSOR_DISTANCES and not has_tuned_kernels(gpu):
         pytest.skip(f"{gpu.path} has no tuned kernels (a TOOLCHAIN=gcc build): {distance} needs the tensor-core kernel")
@@ -526,14 +526,15 @@ def test_gemm_blobs_match_reference(gpu, work, distance, d, k):
 @needs_gpu
 @pytest.mark.parametrize("distance,sse_rtol,min_agreement",
                          [("gemm", 1e-4, 0.95), ("gemm-tf32", 1e-3, 0.0), ("dot-3xtf32", 1e-4, 0.95),
-                          ("dot-tf32", 1e-3, 0.0)])
+                          ("dot-tf32", 1e-3, 0.0), ("dot-fp16", 1e-3, 0.0), ("dot-bf16", 1e-3, 0.0)])
 def test_gemm_uniform_sse(gpu, work, distance, sse_rtol, min_agreement):
     """Uniform data (the benchmark's kind: near-ties everywhere), 20000 x 256, k = 64, 10 passes.
     float32: near-ties go either way and the paths part (the dot form on the host kept 98.7% of
     the reference's labels, SSE within 2.4e-6), so >= 95% of the labels and SSE within 1e-4.
     TF32: a NumPy model of its rounding kept 84% of the labels, so only the final SSE is
     compared, within 1e-3 relative (the model: 5e-5), for cuBLAS' TF32 and our one-product kernel
-    alike. 3xTF32 is held to float32's bounds."""
+    alike; likewise fp16 and bf16 (the model of their rounding, of the shifted points and centroids:
+    87% and 81% of the labels, SSE within 1.1e-5 and 5.3e-5). 3xTF32 is held to float32's bounds."""
     skip_without_tensor_kernel(gpu, distance)
     rng = np.random.default_rng(256)
     x = f32(rng.random((20000, 256), dtype=np.float32))
@@ -620,6 +621,43 @@ def test_tensor_wide_blocks_match_dot(gpu, work, n, d, k, distance):
     assert rel(rep["sse"], dot[2]["sse"]) <= 1e-5
 
 
+@needs_gpu
+@pytest.mark.parametrize("distance", ["dot-fp16", "dot-bf16"])
+@pytest.mark.parametrize("scale,origin", [(1e5, 3e6), (1e-9, 0.0), (1.0, 1e3)],
+                         ids=["beyond-fp16-range", "below-fp16-normals", "far-from-origin"])
+def test_16bit_forms_shift_and_scale(gpu, work, distance, scale, origin):
+    """The 16-bit forms shift the points and centroids by the centroids' initial mean and scale
+    them by a power of two into fp16's range (km_half_pack): clusters whose values lie beyond
+    65504 (fp16's largest), below 2^-14 (its smallest normal) or 1000 away from the origin with a
+    spread of 0.05 (rounded unshifted, fp16 would keep 0.5 of it) get the reference's labels and
+    iterations."""
+    skip_without_tensor_kernel(gpu, distance)
+    x, init = blobs_near_origin(7, 6000, 20, 12)
+    x, init = f32(x * scale + origin), f32(init * scale + origin)
+    labels, cent, rep = kmeans(gpu, work, write_points(work / "x.txt", x), 12, init, "--distance", distance)
+    ref_labels, ref_cent, ref_sse, ref_iter, ref_conv = lloyd(x, init)
+    assert rep["params"]["distance"] == distance
+    assert_labels_equal(labels, ref_labels, f"{distance} vs reference")
+    assert rep["iterations"] == ref_iter and rep["converged"] is ref_conv
+    assert rel(rep["sse"], ref_sse) <= 1e-4
+
+
+@needs_gpu
+@pytest.mark.parametrize("distance", ["dot-fp16", "dot-bf16"])
+def test_16bit_forms_out_of_core_give_the_in_memory_run(gpu, work, distance):
+    """Out of core the 16-bit copy is made of each block every pass, its scale from that block and
+    the centroids: a power of two apart from the run in memory, which moves no rounding, so the
+    labels and centroids are the in-memory run's byte for byte (uniform data: near-ties
+    everywhere)."""
+    from test_out_of_core import assert_same_run, run_kmeans, streaming_limit
+    skip_without_tensor_kernel(gpu, distance)
+    args = ["gen:uniform:n=50003,d=40,seed=3", "-k", 300, "--iterations", 5, "--distance", distance]
+    in_memory = run_kmeans(gpu, work, "memory", *args)
+    streamed = run_kmeans(gpu, work, "streamed", *args, "--device-memory", streaming_limit(in_memory[2]))
+    assert streamed[2]["out_of_core"]["blocks"] > 2
+    assert_same_run(streamed, in_memory, distance)
+
+
 # ---- --distance auto (the default): the fastest distance with direct's labels ------------------
 
 
@@ -682,7 +720,7 @@ def test_unknown_distance_names_auto(seq, work):
     rc, out, err = seq.run("kmeans", "gen:blobs:n=100,d=2", "-k", 3, "--distance", "fast", "--labels", work / "l.txt")
     assert rc == 2 and out == "" and list(work.iterdir()) == []
     assert err.count("\n") == 1
-    assert "expected auto, direct, dot, gemm, gemm-tf32, dot-3xtf32 or dot-tf32, got 'fast'" in err
+    assert "expected auto, direct, dot, gemm, gemm-tf32, dot-3xtf32, dot-tf32, dot-fp16 or dot-bf16, got 'fast'" in err
 
 
 # ---- the gpu variant without a GPU --------------------------------------------------------

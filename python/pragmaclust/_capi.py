@@ -91,7 +91,8 @@ class DPCOptions(ctypes.Structure):
 KMEANS_INIT = {"random": 0, "k-means++": 1}
 KMEANS_INIT_GIVEN = 2
 UPDATE = {"device": 0, "host": 1}
-DISTANCE = {"direct": 0, "dot": 1, "gemm": 2, "gemm-tf32": 3, "dot-3xtf32": 4, "auto": 5, "dot-tf32": 6}
+DISTANCE = {"direct": 0, "dot": 1, "gemm": 2, "gemm-tf32": 3, "dot-3xtf32": 4, "auto": 5, "dot-tf32": 6, "dot-fp16": 7,
+            "dot-bf16": 8}
 KERNELS = {"tuned": 0, "portable": 1}
 DBSCAN_INDEX = {"auto": 0, "grid": 1, "directory": 2, "none": 3, "projected": 4}
 DBSCAN_METHOD = {"union-find": 0, "chains": 1}

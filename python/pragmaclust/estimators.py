@@ -175,7 +175,8 @@ class KMeans(_ClusterMixin, _NearestCentroid, _Estimator):
     the gpu variant recomputes centroids ("device" or "host"). distance: "auto" (default: the
     fastest whose labels are "direct"'s on data without exact ties, as the program's --distance
     auto), "direct" (sum of squared differences; exact ties to the lowest index), "dot", and on
-    the gpu variant "gemm", "gemm-tf32", "dot-3xtf32", "dot-tf32". kernels: "tuned" or "portable" (the same
+    the gpu variant "gemm", "gemm-tf32", "dot-3xtf32", "dot-tf32", "dot-fp16", "dot-bf16" (the
+    tensor-core precisions: README, "k-means precision"). kernels: "tuned" or "portable" (the same
     labels). device_memory: the gpu variant's most device memory in bytes (None: what the GPU
     has free); points beyond it stream through the GPU in blocks, with the same results.
     variant: "seq", "omp" or "gpu" (None: pragmaclust.default_variant()).
