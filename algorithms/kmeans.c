@@ -1361,7 +1361,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
     result->phase_s[KM_PHASE_UPDATE] += t0 - t_iter;
     /* new_points: the tuned kernels' copies of the points (the 16-bit forms') are made in the first
      * pass, and out of core for every block */
-    const km_assign_job job = {xt,   ct, cs, cs_lo,  cn,   offset, labels, n, d, k, kpad, direct, form,
+    const km_assign_job job = {xt, ct, cs, cs_lo, cn, offset, labels, n, d, k, kpad, direct, form,
                                it == 0 || streaming};
     /* a tuned kernel that adds the points to the update's sums in its assign step, where it takes
      * the shape (kmeans_tuned.h): the points read once an iteration; -1 where it does not */
