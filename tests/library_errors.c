@@ -46,6 +46,12 @@ int main(int argc, char **argv) {
   km.distance = PRAGMACLUST_DISTANCE_GEMM;
   if (strcmp(pragmaclust_variant(), "gpu") != 0)
     expect("kmeans gemm", pragmaclust_kmeans(x, N, D, &km, c, labels, NULL), PRAGMACLUST_ERR_UNSUPPORTED);
+  const pragmaclust_distance on_tensor_cores[] = {PRAGMACLUST_DISTANCE_DOT_3XTF32, PRAGMACLUST_DISTANCE_DOT_TF32,
+                                                  PRAGMACLUST_DISTANCE_DOT_FP16, PRAGMACLUST_DISTANCE_DOT_BF16};
+  for (int i = 0; i < 4 && strcmp(pragmaclust_variant(), "gpu") != 0; i++) {
+    km.distance = on_tensor_cores[i];
+    expect("kmeans on the tensor cores", pragmaclust_kmeans(x, N, D, &km, c, labels, NULL), PRAGMACLUST_ERR_UNSUPPORTED);
+  }
   km.distance = PRAGMACLUST_DISTANCE_DIRECT;
   km.init = PRAGMACLUST_INIT_KMEANSPP;
   float same[N * D] = {0};
