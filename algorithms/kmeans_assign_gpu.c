@@ -1077,11 +1077,14 @@ DEV_FUNCS_END
 
 static size_t km_round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 
-/* The 16-bit forms' device memory for n points of d features against kpad centroids, in bytes. */
+/* The words of a packed array of d features with `rows` rows a chunk: 8 a row of a chunk. */
+static size_t km_half_words(size_t rows, size_t d) { return (d + KM_HALF_DEPTH - 1) / KM_HALF_DEPTH * rows * 8; }
+
+/* The 16-bit forms' device memory for n points of d features against kpad centroids, in bytes: the
+ * packed points and centroids (km_gpu_open's xh, ch) and the centroids' norms (hn). */
 static size_t km_half_bytes(size_t n, size_t d, int kpad) {
-  const size_t chunks = (d + KM_HALF_DEPTH - 1) / KM_HALF_DEPTH;
   const size_t rows = km_round_up(n, KM_WIDE_POINTS) + km_round_up((size_t)kpad, KM_WIDE_CENTROIDS);
-  return chunks * rows * 8 * sizeof(unsigned) + (size_t)kpad * sizeof(float);
+  return km_half_words(rows, d) * sizeof(unsigned) + (size_t)kpad * sizeof(float);
 }
 
 /* Packs values (v(r, j) of `count` rows, 0 past count or d) into `packed` with `rows` rows a chunk,
@@ -1089,7 +1092,7 @@ static size_t km_half_bytes(size_t n, size_t d, int kpad) {
  * A thread packs one row of a chunk: consecutive threads read consecutive values of a feature. */
 static void km_half_pack(const float *restrict values, const float *restrict offset, size_t stride, size_t count,
                          size_t d, size_t rows, float scale, int form, unsigned *packed) {
-  const size_t len = (d + KM_HALF_DEPTH - 1) / KM_HALF_DEPTH * rows;
+  const size_t len = km_half_words(rows, d) / 8;
   PAR_FOR(GPU_ONLY(is_device_ptr(packed)) GPU_THREADS)
   for (size_t e = 0; e < len; e++) {
     const size_t q = e / rows, r = e - q * rows;
@@ -1150,12 +1153,11 @@ static km_tuned_run *km_gpu_open(size_t n, size_t d, int kpad, int tensor, int *
   /* device: part_d / part_c[splits * n or 1] each split's best distance and centroid. */
   DEV_ENTER(map(alloc : part_d[0 : part_len], part_c[0 : part_len]))
   if (km_16bit(tensor)) {
-    const size_t chunks = (d + KM_HALF_DEPTH - 1) / KM_HALF_DEPTH;
     run->rows = km_round_up(n, KM_WIDE_POINTS);
     run->crows = (int)km_round_up((size_t)kpad, KM_WIDE_CENTROIDS);
     run->device = omp_get_default_device();
-    run->xh = omp_target_alloc(chunks * run->rows * 8 * sizeof(unsigned), run->device);
-    run->ch = omp_target_alloc(chunks * (size_t)run->crows * 8 * sizeof(unsigned), run->device);
+    run->xh = omp_target_alloc(km_half_words(run->rows, d) * sizeof(unsigned), run->device);
+    run->ch = omp_target_alloc(km_half_words((size_t)run->crows, d) * sizeof(unsigned), run->device);
     run->hn = omp_target_alloc((size_t)kpad * sizeof(float), run->device);
     if (!run->xh || !run->ch || !run->hn) {
       km_gpu_close(run);
