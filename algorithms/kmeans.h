@@ -33,7 +33,7 @@ typedef enum { KM_UPDATE_DEVICE, KM_UPDATE_HOST } km_update_where;
  * tensor cores, points and centroids both shifted by the centroids' initial mean and rounded to
  * fp16 (11-bit significands, the values scaled by a power of two into fp16's range) or bf16 (8-bit
  * significands), products summed in float32; the points' 16-bit copy is made once a run and kept
- * on the device (2 bytes a value: kmeans_assign_gpu.c, km_half_*). KM_DISTANCE_AUTO (the
+ * on the device (2 bytes a value: kmeans_assign_gpu.c, km_pack). KM_DISTANCE_AUTO (the
  * program's and the library's default): the fastest of these whose labels are direct's on data
  * without exact ties, by the shape and where the kernels run (km_distance_for). */
 typedef enum {

@@ -17,9 +17,10 @@
  *    float32's accuracy) or one.
  *  - km_assign_wide (the same distances where k is 512 or more, and --distance dot-fp16 and
  *    dot-bf16 at every k): blocks of 128 points x 128 centroids, each warp 64 x 64, the operands
- *    staged point by point for ldmatrix, chunks in a pipeline of several buffers; the TF32 forms'
- *    labels are km_assign_mma's. The 16-bit forms multiply copies of the points and centroids
- *    rounded to fp16 or bf16 (km_half_*) on the 16-bit tensor cores.
+ *    copied from packed copies on the device (km_pack) point by point for ldmatrix, chunks in a
+ *    pipeline of several buffers; the TF32 forms' labels are km_assign_mma's. The 16-bit forms
+ *    multiply copies of the points and centroids rounded to fp16 or bf16 (km_half_prepare) on the
+ *    16-bit tensor cores.
  * Sums run over the features in order (km_assign_tiled), so the labels are the portable loop's.
  */
 #include "kmeans_tuned.h"
@@ -753,8 +754,11 @@ static long km_assign_mma(const float *restrict xt, const float *restrict tiles,
  * copied while chunk z is multiplied, one barrier a chunk, and the pipeline runs on from one
  * centroid block into the next. Every (point, centroid) sum takes km_mma_block's products in the
  * same order (per K step of 8 features, in order: lo.hi, hi.lo, hi.hi), so the labels are
- * km_assign_mma's. The 16-bit forms (dot-fp16, dot-bf16) stage 16 features a chunk from their
- * packed copies, in the same 32 bytes a row, which the same ldmatrix reads give as m16n8k16
+ * km_assign_mma's. Both operands come from packed copies on the device (km_pack: chunk by chunk, a
+ * block's chunk one 4 KiB piece, already in the rows the team copies it to), so that a thread
+ * copies a chunk 16 bytes at a time with no bounds to test; dot-tf32's points are packed rounded
+ * to TF32, so its fragments need no rounding. The 16-bit forms (dot-fp16, dot-bf16) pack 16
+ * features a chunk in the same 32 bytes a row, which the same ldmatrix reads give as m16n8k16
  * fragments: one K step of 16 features a chunk. */
 #define KM_WIDE_POINTS 128
 #define KM_WIDE_CENTROIDS 128
@@ -824,80 +828,70 @@ static inline __attribute__((always_inline)) void km_load_matrices(unsigned m[4]
 #endif
 }
 
-/* Starts thread tid's copies of one chunk, 8 features from j0, of the block's 128 points from i0
- * (xt) and 128 centroids from c0 (tiles, and tails unless NULL) into xs, cs and cs_lo; 0 past the
- * ends. Copy u (< 8) of warp w takes rows 8 (4 w + u / 2) .. + 7, features 4 (u % 2) .. + 3, lane l
- * row l % 8 and feature l / 8 of them: in global memory eight consecutive points (or centroids) of
- * a feature, in team memory 32 different banks. A thread's copies lie 8 rows and 4 features apart,
- * so its addresses are two row starts plus constants. */
-static inline __attribute__((always_inline)) void km_wide_stage(const float *restrict xt, const float *restrict tiles,
-                                                                const float *restrict tails, size_t n, size_t d,
-                                                                int kpad, size_t i0, int c0, size_t j0, int tid,
-                                                                float *xs, float *cs, float *cs_lo) {
-  const int warp = tid / 32, lane = tid % 32, r0 = 32 * warp + lane % 8, f0 = lane / 8;
-  const size_t j = j0 + (size_t)f0, i = i0 + (size_t)r0;
-  const int col = c0 + r0, near = j < d, far = j + 4 < d; /* features f0 and f0 + 4 exist */
-  const float *x_near = xt + j * n + i, *x_far = x_near + 4 * n;
-  const size_t c_at = j * (size_t)kpad + (size_t)col;
-  KM_UNROLL for (int u = 0; u < 8; u++) {
-    const int v = u / 2, feature_far = u % 2, at = km_wide_at(r0 + 8 * v, f0 + 4 * feature_far);
-    const int have = feature_far ? far : near, point = have && i + (size_t)(8 * v) < n,
-              centroid = have && col + 8 * v < kpad;
-    const size_t c_off = c_at + (feature_far ? 4 * (size_t)kpad : 0) + (size_t)(8 * v);
-    km_copy_async(xs + at, point ? (feature_far ? x_far : x_near) + 8 * v : xt, point);
-    km_copy_async(cs + at, centroid ? tiles + c_off : tiles, centroid);
-    if (tails) km_copy_async(cs_lo + at, centroid ? tails + c_off : tails, centroid);
-  }
-}
-
-/* What km_wide_block multiplies: for the TF32 forms the points (xt, dimension-major) and the
- * centroids' TF32 heads (tiles) and tails (tails; NULL but for 3 products), as km_prepare left
- * them; for the 16-bit forms the packed copies (xh, ch: km_half_pack_points), `rows` point rows and
- * `crows` centroid rows a chunk. */
+/* What km_wide_block multiplies, packed by km_pack: the points (x), the centroids (c: for the TF32
+ * forms their TF32 heads) and, for 3 products, the centroids' tails (c_lo; else NULL), `rows` point
+ * rows and `crows` centroid rows a chunk (device memory). */
 typedef struct {
-  const float *xt, *tiles, *tails;
-  const unsigned *xh, *ch;
+  const unsigned *x, *c, *c_lo;
   size_t n, d, rows;
   int kpad, crows;
 } km_wide_operands;
 
-/* Starts thread tid's copies of chunk q of the 16-bit forms (16 features) of the block's 128 points
- * from i0 and 128 centroids from c0 into xs and cs. Packed, each is 4 KiB in one piece, copied 16
- * bytes at a time, two pieces of each a thread (consecutive threads, consecutive pieces); piece p,
- * half p % 2 of row p / 2, lands where km_wide_at puts features 4 (p % 2) .. of a TF32 row: a row
- * is 32 bytes in both, so km_wide_block reads them alike. The copies need no bounds: the packed
- * rows and features are padded with zeros. */
-static inline __attribute__((always_inline)) void km_half_stage(const km_wide_operands *o, size_t i0, int c0, size_t q,
-                                                                int tid, float *xs, float *cs) {
-  const unsigned *x = o->xh + (q * o->rows + i0) * 8, *c = o->ch + (q * (size_t)o->crows + (size_t)c0) * 8;
-  KM_UNROLL for (int u = 0; u < 2; u++) {
-    const int p = tid + KM_WIDE_THREADS * u, at = km_wide_at(p / 2, 4 * (p % 2));
-    km_copy_async4(xs + at, (const float *)(x + 4 * p), 1);
-    km_copy_async4(cs + at, (const float *)(c + 4 * p), 1);
-  }
+/* Features a chunk of tensor form `form`: one K step of its mma. */
+static inline __attribute__((always_inline)) int km_wide_depth(int form) {
+  return km_16bit(form) ? KM_HALF_DEPTH : KM_WIDE_DEPTH;
 }
 
-/* The next chunk to stage in km_wide_block: centroid block cb, chunk q of the block's features;
- * `staged` chunks so far. */
+/* Thread tid's place in the staging of km_wide_block: the sources of its copies of the next chunk
+ * to stage (x: points, c: centroids, c_lo: their tails, for 3 products), that chunk's number q
+ * within its centroid block, the chunks left to stage and the offset of the buffer the chunk goes
+ * to. Packed, a block's chunk of points (or of centroids) is 4 KiB in one piece, copied 16 bytes at
+ * a time, two pieces a thread (consecutive threads, consecutive pieces; km_wide_stage_next), so the
+ * sources move by whole chunks: the next chunk lies `rows` (centroids: `crows`) rows on, and the
+ * next centroid block 128 rows on from the first chunk. Pointers and counters step on instead of
+ * being computed from the chunk's number, which kept the loop's integer work above its products. */
 typedef struct {
-  int cb;
-  size_t q, staged;
+  const unsigned *x, *c, *c_lo;
+  int q, left, buf;
 } km_wide_cursor;
 
-/* Starts the copies of chunk `next` (of z_end, `chunks` a centroid block) into its buffer (of
- * `stages`) and moves `next` on, as one group of copies; past the end an empty group, so that every
- * thread has one group a chunk to wait for. */
-static inline __attribute__((always_inline)) void
-km_wide_stage_next(const km_wide_operands *o, size_t i0, size_t chunks, size_t z_end, const int stages, const int form,
-                   int tid, float *xs, float *cs, float *cs_lo, km_wide_cursor *next) {
-  if (next->staged < z_end) {
-    const int buf = (int)(next->staged % (size_t)stages) * KM_WIDE_CHUNK, c0 = next->cb * KM_WIDE_CENTROIDS;
-    if (km_16bit(form)) km_half_stage(o, i0, c0, next->q, tid, xs + buf, cs + buf);
-    else
-      km_wide_stage(o->xt, o->tiles, o->tails, o->n, o->d, o->kpad, i0, c0, next->q * KM_WIDE_DEPTH, tid, xs + buf,
-                    cs + buf, cs_lo + buf);
-    next->staged++;
-    if (++next->q == chunks) next->q = 0, next->cb++;
+/* Thread tid's cursor at the first chunk of centroid block cb of point block i0, `z_end` chunks in all. */
+static inline __attribute__((always_inline)) km_wide_cursor km_wide_start(const km_wide_operands *o, size_t i0, int cb,
+                                                                           int z_end, int tid) {
+  const size_t piece = 4 * (size_t)tid, c_at = (size_t)cb * KM_WIDE_CENTROIDS * 8 + piece;
+  return (km_wide_cursor){o->x + i0 * 8 + piece, o->c + c_at, o->c_lo ? o->c_lo + c_at : NULL, 0, z_end, 0};
+}
+
+/* Starts thread tid's copies of the cursor's chunk (the block's 128 points and 128 centroids, and
+ * in form KM_TENSOR_3XTF32 their tails) into its buffer of xs, cs (and cs_lo), of `stages`, and
+ * moves the cursor on, as one group of copies; past the end an empty group, so that every thread has
+ * one group a chunk to wait for. Piece p = tid + 128 u, half p % 2 of row p / 2, lands where
+ * km_wide_at puts features 4 (p % 2) .. + 3 of that row. The copies need no bounds: the packed rows
+ * and features are padded with zeros. */
+static inline __attribute__((always_inline)) void km_wide_stage_next(const km_wide_operands *o, int chunks,
+                                                                     const int stages, const int form, int tid,
+                                                                     float *xs, float *cs, float *cs_lo,
+                                                                     km_wide_cursor *next) {
+  if (next->left > 0) {
+    KM_UNROLL for (int u = 0; u < 2; u++) {
+      const int p = tid + KM_WIDE_THREADS * u, at = next->buf + km_wide_at(p / 2, 4 * (p % 2));
+      const int on = 4 * KM_WIDE_THREADS * u; /* words from the thread's first piece to piece p */
+      km_copy_async4(xs + at, (const float *)(next->x + on), 1);
+      km_copy_async4(cs + at, (const float *)(next->c + on), 1);
+      if (form == KM_TENSOR_3XTF32) km_copy_async4(cs_lo + at, (const float *)(next->c_lo + on), 1);
+    }
+    next->left--;
+    next->buf = next->buf + KM_WIDE_CHUNK == stages * KM_WIDE_CHUNK ? 0 : next->buf + KM_WIDE_CHUNK;
+    const ptrdiff_t x_step = (ptrdiff_t)o->rows * 8, c_step = (ptrdiff_t)o->crows * 8;
+    if (++next->q < chunks) {
+      next->x += x_step, next->c += c_step;
+      if (form == KM_TENSOR_3XTF32) next->c_lo += c_step;
+    } else { /* the next centroid block, from its first chunk */
+      const ptrdiff_t back = (chunks - 1) * c_step - KM_WIDE_CENTROIDS * 8;
+      next->q = 0;
+      next->x -= (chunks - 1) * x_step, next->c -= back;
+      if (form == KM_TENSOR_3XTF32) next->c_lo -= back;
+    }
   }
 #if defined(__NVPTX__)
   __nvvm_cp_async_commit_group();
@@ -921,8 +915,8 @@ km_wide_block(const km_wide_operands *o, const float *restrict cn, int *restrict
   const size_t n = o->n, i0 = (size_t)(b / l.splits) * KM_WIDE_POINTS;
   const int cb_begin = s * l.tiles_per_split;
   const int cb_end = cb_begin + l.tiles_per_split < l.tiles ? cb_begin + l.tiles_per_split : l.tiles;
-  const size_t depth = km_16bit(form) ? KM_HALF_DEPTH : KM_WIDE_DEPTH, chunks = (o->d + depth - 1) / depth,
-               z_end = (size_t)(cb_end - cb_begin) * chunks;
+  const int depth = km_wide_depth(form), chunks = (int)((o->d + (size_t)depth - 1) / (size_t)depth),
+            z_end = (cb_end - cb_begin) * chunks;
   /* the rows this lane's ldmatrix addresses: row lane % 8 of matrix lane / 8; for A (points) the
    * matrices are (points 0-7, features 0-3), (8-15, 0-3), (0-7, 4-7), (8-15, 4-7) of a 16-point
    * tile, for B (centroids) (0-7, 0-3), (0-7, 4-7), (8-15, 0-3), (8-15, 4-7) of two 8-centroid tiles */
@@ -935,28 +929,25 @@ km_wide_block(const km_wide_operands *o, const float *restrict cn, int *restrict
     best_c[r] = cb_begin * KM_WIDE_CENTROIDS;
   }
   float acc[4][8][4];
-  km_wide_cursor next = {cb_begin, 0, 0};
+  km_wide_cursor next = km_wide_start(o, i0, cb_begin, z_end, tid);
   KM_UNROLL for (int z = 0; z + 1 < stages; z++)
-    km_wide_stage_next(o, i0, chunks, z_end, stages, form, tid, xs, cs, cs_lo, &next);
-  int cb = cb_begin;
-  size_t q = 0;
-  KM_NO_UNROLL for (size_t z = 0; z < z_end; z++) {
+    km_wide_stage_next(o, chunks, stages, form, tid, xs, cs, cs_lo, &next);
+  int cb = cb_begin, q = 0, buf = 0; /* chunk z: chunk q of centroid block cb, in buffer offset buf */
+  KM_NO_UNROLL for (int z = 0; z < z_end; z++) {
     if (q == 0)
       KM_UNROLL for (int mi = 0; mi < 4; mi++)
         KM_UNROLL for (int ni = 0; ni < 8; ni++)
           KM_UNROLL for (int e = 0; e < 4; e++) acc[mi][ni][e] = 0.0f;
     km_wait_copies(stages - 2); /* this thread's copies of chunk z have landed */
     ompx_sync_block_acq_rel();  /* ... and every thread's; chunk z - 1's buffer is free */
-    km_wide_stage_next(o, i0, chunks, z_end, stages, form, tid, xs, cs, cs_lo, &next);
-    const int buf = (int)(z % (size_t)stages) * KM_WIDE_CHUNK;
+    km_wide_stage_next(o, chunks, stages, form, tid, xs, cs, cs_lo, &next);
     unsigned a_hi[4][4], a_lo[4][4];
     KM_UNROLL for (int mi = 0; mi < 4; mi++) {
       unsigned raw[4];
       km_load_matrices(raw, xs + buf + a_at + mi * 16 * 8);
-      KM_UNROLL for (int e = 0; e < 4; e++) {
-        if (km_16bit(form)) a_hi[mi][e] = raw[e];
-        else if (form == KM_TENSOR_3XTF32) km_tf32_split(km_bits_float(raw[e]), &a_hi[mi][e], &a_lo[mi][e]);
-        else a_hi[mi][e] = km_tf32_round(km_bits_float(raw[e]));
+      KM_UNROLL for (int e = 0; e < 4; e++) { /* packed as multiplied, but for 3 products' split */
+        if (form == KM_TENSOR_3XTF32) km_tf32_split(km_bits_float(raw[e]), &a_hi[mi][e], &a_lo[mi][e]);
+        else a_hi[mi][e] = raw[e];
       }
     }
     KM_UNROLL for (int nn = 0; nn < 8; nn += 2) { /* two centroid tiles at a time */
@@ -975,6 +966,7 @@ km_wide_block(const km_wide_operands *o, const float *restrict cn, int *restrict
           else km_mma_tf32(acc[mi][nn + ni], a_hi[mi], b_hi + 2 * ni);
         }
     }
+    buf = buf + KM_WIDE_CHUNK == stages * KM_WIDE_CHUNK ? 0 : buf + KM_WIDE_CHUNK;
     if (++q == chunks) { /* the centroid block is done: its distances against the best so far */
       km_mma_keep_best(acc, 4, cb * KM_WIDE_CENTROIDS + wn * 64, t, kpad, cn, best, best_c);
       q = 0;
@@ -1005,19 +997,17 @@ km_wide_block(const km_wide_operands *o, const float *restrict cn, int *restrict
 }
 
 /* The assign step on the tensor cores in wide blocks (see km_wide_block), in tensor form `form`;
- * returns how many labels changed. The caller has checked that kernels run on the GPU. xt, tiles
- * and tails (NULL but for 3 products) are the TF32 forms' operands, xh and ch (device memory) the
- * 16-bit forms' (see km_wide_operands), cn the centroids' terms. One kernel a form: the tails'
- * buffers only where they are staged. */
-static long km_assign_wide(const float *restrict xt, const float *restrict tiles, const float *restrict tails,
-                           const unsigned *xh, const unsigned *ch, const float *restrict cn, int *restrict labels,
-                           float *restrict part_d, int *restrict part_c, size_t n, size_t d, size_t rows, int kpad,
-                           int crows, km_layout l, int form) {
+ * returns how many labels changed. The caller has checked that kernels run on the GPU. xp, cp and
+ * cp_lo (NULL but for 3 products) are the packed operands (device memory: km_wide_operands), cn
+ * the centroids' terms. One kernel a form: the tails' buffers only where they are staged. */
+static long km_assign_wide(const unsigned *xp, const unsigned *cp, const unsigned *cp_lo, const float *restrict cn,
+                           int *restrict labels, float *restrict part_d, int *restrict part_c, size_t n, size_t d,
+                           size_t rows, int kpad, int crows, km_layout l, int form) {
   long changed = 0;
   const int teams = (int)(l.groups * (size_t)l.splits);
 #define KM_WIDE_KERNEL(form, stages)                                                                                  \
   PC_PRAGMA(omp target teams ompx_bare num_teams(teams) thread_limit(KM_WIDE_THREADS) map(tofrom : changed)       \
-                is_device_ptr(xh, ch)) {                                                                              \
+                is_device_ptr(xp, cp, cp_lo)) {                                                                       \
     static float xs[(stages) * KM_WIDE_CHUNK] __attribute__((aligned(16)));                                           \
     TEAM_LOCAL(xs)                                                                                                   \
     static float cs[(stages) * KM_WIDE_CHUNK] __attribute__((aligned(16)));                                           \
@@ -1029,7 +1019,7 @@ static long km_assign_wide(const float *restrict xt, const float *restrict tiles
     static int red_c[KM_WIDE_POINTS];                                                                                \
     TEAM_LOCAL(red_c)                                                                                                \
     const int b = ompx_block_id_x(), tid = ompx_thread_id_x();                                                       \
-    const km_wide_operands o = {xt, tiles, tails, xh, ch, n, d, rows, kpad, crows}; /* device addresses here */      \
+    const km_wide_operands o = {xp, cp, cp_lo, n, d, rows, kpad, crows};                                            \
     const int mine = km_wide_block(&o, cn, labels, part_d, part_c, l, b, tid, xs, cs, cs_lo, red_d, red_c, (form),    \
                                    stages);                                                                          \
     km_add_warp_changes(&changed, mine, tid);                                                                        \
@@ -1044,21 +1034,26 @@ static long km_assign_wide(const float *restrict xt, const float *restrict tiles
   return l.splits == 1 ? changed : km_merge_splits(labels, part_d, part_c, n, l.splits);
 }
 
-/* ---- the 16-bit forms' operands (dot-fp16, dot-bf16) ---------------------------------------
- * The points and the centroids, both shifted by the dot form's offset o (cs = c - o, so that
- * |x - c|^2 = |x - o|^2 + |cs|^2 - 2 (x - o).cs, the first term the same for every centroid: the
- * shift keeps 16-bit values of data far from the origin meaningful), are rounded to fp16 or bf16
- * and packed as km_half_stage copies them: chunk q (16 features) of row r (a point or a centroid)
- * is 8 words at (q rows + r) 8, word w holding features 16 q + 2 w and + 1 (the lower in the lower
- * half, as mma pairs them); rows are padded with zeros to whole blocks of 128, features to whole
- * chunks. The points are packed when they are new (once a run in memory; out of core, each block
- * each pass), the centroids every pass. Both are scaled by 2^s, s chosen when the points are packed
- * so that the largest |value| of the points and centroids then lies in [2^14, 2^15): fp16 ends at
- * 65504, and the centroids stay within that bound (means of the points, or their last value). A
- * power of two moves no rounding (but for fp16's subnormals, 2^-29 of the largest value and
- * below); the products are 2^2s too large, and so are the norms they are compared with (hn =
- * 2^2s |cs|^2): the same arg-min. Memory: 2 bytes a value of the points' copy, kept on the device
- * for the run (device_bytes). */
+/* ---- the wide kernel's packed operands -----------------------------------------------------
+ * km_assign_wide reads its operands from copies on the device packed as km_wide_stage copies them:
+ * chunk q (km_wide_depth features) of row r (a point or a centroid) is 8 words at (q rows + r) 8,
+ * rows padded with zeros to whole blocks of 128, features to whole chunks. The points are packed
+ * when they are new (once a run in memory; out of core, each block each pass), the centroids every
+ * pass. The TF32 forms pack 8 features a chunk, a word each: the points as they are (dot-3xtf32,
+ * whose kernel splits them) or rounded to TF32 (dot-tf32, km_tf32_round, as its kernel rounded them
+ * before), the centroids' heads and tails as km_prepare made them. Memory: 4 bytes a value of the
+ * points' copy, kept on the device for the run (device_bytes).
+ *
+ * The 16-bit forms (dot-fp16, dot-bf16) pack 16 features a chunk, word w holding features 16 q + 2 w
+ * and + 1 (the lower in the lower half, as mma pairs them). Their points and centroids are both
+ * shifted by the dot form's offset o (cs = c - o, so that |x - c|^2 = |x - o|^2 + |cs|^2 - 2 (x -
+ * o).cs, the first term the same for every centroid: the shift keeps 16-bit values of data far from
+ * the origin meaningful) and rounded to fp16 or bf16. Both are scaled by 2^s, s chosen when the
+ * points are packed so that the largest |value| of the points and centroids then lies in [2^14,
+ * 2^15): fp16 ends at 65504, and the centroids stay within that bound (means of the points, or their
+ * last value). A power of two moves no rounding (but for fp16's subnormals, 2^-29 of the largest
+ * value and below); the products are 2^2s too large, and so are the norms they are compared with
+ * (hn = 2^2s |cs|^2): the same arg-min. Memory: 2 bytes a value of the points' copy. */
 #define KM_HALF_TOP_EXPONENT 14
 
 /* x rounded to 16 bits in form `form` (fp16 or bf16, to nearest even), as a pair: lo in the low half. */
@@ -1077,32 +1072,53 @@ DEV_FUNCS_END
 
 static size_t km_round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 
-/* The words of a packed array of d features with `rows` rows a chunk: 8 a row of a chunk. */
-static size_t km_half_words(size_t rows, size_t d) { return (d + KM_HALF_DEPTH - 1) / KM_HALF_DEPTH * rows * 8; }
+/* Whether km_assign_wide takes tensor form `tensor` (km_tensor_form; 0: none) at kpad: the 16-bit
+ * forms always, the TF32 forms from KM_WIDE_FROM. */
+static int km_wide_takes(int kpad, int tensor) { return tensor && (kpad >= KM_WIDE_FROM || km_16bit(tensor)); }
 
-/* The 16-bit forms' device memory for n points of d features against kpad centroids, in bytes: the
- * packed points and centroids (km_gpu_open's xh, ch) and the centroids' norms (hn). */
-static size_t km_half_bytes(size_t n, size_t d, int kpad) {
-  const size_t rows = km_round_up(n, KM_WIDE_POINTS) + km_round_up((size_t)kpad, KM_WIDE_CENTROIDS);
-  return km_half_words(rows, d) * sizeof(unsigned) + (size_t)kpad * sizeof(float);
+/* The words of a packed array of d features with `rows` rows a chunk in form `form`: 8 a row of a chunk. */
+static size_t km_packed_words(size_t rows, size_t d, int form) {
+  const size_t depth = (size_t)km_wide_depth(form);
+  return (d + depth - 1) / depth * rows * 8;
 }
 
-/* Packs values (v(r, j) of `count` rows, 0 past count or d) into `packed` with `rows` rows a chunk,
- * times `scale`: the points (v = xt[j n + r] - o_j) or the shifted centroids (v = cs[j kpad + r]).
- * A thread packs one row of a chunk: consecutive threads read consecutive values of a feature. */
-static void km_half_pack(const float *restrict values, const float *restrict offset, size_t stride, size_t count,
-                         size_t d, size_t rows, float scale, int form, unsigned *packed) {
-  const size_t len = km_half_words(rows, d) / 8;
-  PAR_FOR(GPU_ONLY(is_device_ptr(packed)) GPU_THREADS)
+/* km_assign_wide's device memory for n points of d features against kpad centroids in form `form`,
+ * in bytes: the packed points, centroids and tails (km_gpu_open's xp, cp, cp_lo) and the 16-bit
+ * forms' centroid norms (hn). */
+static size_t km_packed_bytes(size_t n, size_t d, int kpad, int form) {
+  const size_t crows = km_round_up((size_t)kpad, KM_WIDE_CENTROIDS), centroid_arrays = form == KM_TENSOR_3XTF32 ? 2 : 1;
+  const size_t words = km_packed_words(km_round_up(n, KM_WIDE_POINTS), d, form) +
+                       centroid_arrays * km_packed_words(crows, d, form);
+  return words * sizeof(unsigned) + (km_16bit(form) ? (size_t)kpad * sizeof(float) : 0);
+}
+
+/* Packs values (v(r, j) of `count` rows, 0 past count or d) into `packed` with `rows` rows a chunk in
+ * form `form`: the points (v = xt[j n + r], less o_j for the 16-bit forms) or the centroids (v =
+ * cs[j kpad + r]), times `scale` (1 for the TF32 forms); in the same pass, for 3 products, the
+ * centroids' tails (cs_lo) into packed_tails (else both NULL). A thread packs one row of a chunk:
+ * consecutive threads read consecutive values of a feature. */
+static void km_pack(const float *restrict values, const float *restrict offset, size_t stride, size_t count, size_t d,
+                    size_t rows, float scale, int form, unsigned *packed, const float *restrict tails,
+                    unsigned *packed_tails) {
+  const size_t len = km_packed_words(rows, d, form) / 8;
+  PAR_FOR(GPU_ONLY(is_device_ptr(packed, packed_tails)) GPU_THREADS)
   for (size_t e = 0; e < len; e++) {
     const size_t q = e / rows, r = e - q * rows;
     KM_UNROLL for (int w = 0; w < 8; w++) {
-      float pair[2];
-      KM_UNROLL for (int h = 0; h < 2; h++) {
-        const size_t j = q * KM_HALF_DEPTH + (size_t)(2 * w + h);
-        pair[h] = r < count && j < d ? (values[j * stride + r] - (offset ? offset[j] : 0.0f)) * scale : 0.0f;
+      if (km_16bit(form)) {
+        float pair[2];
+        KM_UNROLL for (int h = 0; h < 2; h++) {
+          const size_t j = q * KM_HALF_DEPTH + (size_t)(2 * w + h);
+          pair[h] = r < count && j < d ? (values[j * stride + r] - (offset ? offset[j] : 0.0f)) * scale : 0.0f;
+        }
+        packed[e * 8 + (size_t)w] = km_pack_pair(pair[0], pair[1], form);
+      } else {
+        const size_t j = q * KM_WIDE_DEPTH + (size_t)w;
+        const int inside = r < count && j < d;
+        const float v = inside ? values[j * stride + r] : 0.0f;
+        packed[e * 8 + (size_t)w] = form == KM_TENSOR_TF32 ? km_tf32_round(v) : km_float_bits(v);
+        if (tails) packed_tails[e * 8 + (size_t)w] = km_float_bits(inside ? tails[j * stride + r] : 0.0f);
       }
-      packed[e * 8 + (size_t)w] = km_pack_pair(pair[0], pair[1], form);
     }
   }
 }
@@ -1115,16 +1131,17 @@ struct km_tuned_run {
   float *part_d; /* candidates of the split passes: splits x n, on the device */
   int *part_c;
   size_t part_len;
-  /* the 16-bit forms' packed points and centroids and the centroids' scaled norms (device memory,
-   * omp_target_alloc; NULL for the other forms), rows of each a chunk, the scale's exponent s */
-  unsigned *xh, *ch;
+  /* km_assign_wide's packed points, centroids and tails (3 products) and the 16-bit forms' scaled
+   * centroid norms (device memory, omp_target_alloc; NULL where not used), rows of each a chunk, the
+   * 16-bit forms' scale exponent s */
+  unsigned *xp, *cp, *cp_lo;
   float *hn;
   size_t rows;
   int crows, scale_exp, device;
 };
 
 static size_t km_gpu_device_bytes(size_t n, size_t d, int kpad, int tensor) {
-  return km_16bit(tensor) ? km_half_bytes(n, d, kpad) : 0;
+  return km_wide_takes(kpad, tensor) ? km_packed_bytes(n, d, kpad, tensor) : 0;
 }
 
 static void km_gpu_close(km_tuned_run *run);
@@ -1134,8 +1151,8 @@ static km_tuned_run *km_gpu_open(size_t n, size_t d, int kpad, int tensor, int *
   if (!*applies) return NULL;
   km_tuned_run *run = pc_try_alloc(1, sizeof *run, "tuned assign state");
   if (!run) return NULL;
-  *run = (km_tuned_run){0}; /* no 16-bit copies: km_gpu_close frees what is not NULL */
-  run->wide = tensor && (kpad >= KM_WIDE_FROM || km_16bit(tensor)); /* the 16-bit forms have no other kernel */
+  *run = (km_tuned_run){0}; /* no packed copies: km_gpu_close frees what is not NULL */
+  run->wide = km_wide_takes(kpad, tensor);
   run->layout = run->wide ? km_plan(n, kpad, KM_WIDE_POINTS, KM_WIDE_CENTROIDS, KM_WIDE_TEAMS_PER_SM)
                           : km_plan(n, kpad, KM_BLOCK_POINTS, KM_BLOCK_CENTROIDS, KM_GPU_TEAMS_PER_SM);
   run->part_len = run->layout.splits > 1 ? (size_t)run->layout.splits * n : 1;
@@ -1152,18 +1169,20 @@ static km_tuned_run *km_gpu_open(size_t n, size_t d, int kpad, int tensor, int *
   /* device data: part_d, part_c (part_len each), until km_gpu_close */
   /* device: part_d / part_c[splits * n or 1] each split's best distance and centroid. */
   DEV_ENTER(map(alloc : part_d[0 : part_len], part_c[0 : part_len]))
-  if (km_16bit(tensor)) {
+  if (run->wide) {
     run->rows = km_round_up(n, KM_WIDE_POINTS);
     run->crows = (int)km_round_up((size_t)kpad, KM_WIDE_CENTROIDS);
     run->device = omp_get_default_device();
-    run->xh = omp_target_alloc(km_half_words(run->rows, d) * sizeof(unsigned), run->device);
-    run->ch = omp_target_alloc(km_half_words((size_t)run->crows, d) * sizeof(unsigned), run->device);
-    run->hn = omp_target_alloc((size_t)kpad * sizeof(float), run->device);
-    if (!run->xh || !run->ch || !run->hn) {
+    const size_t centroid_bytes = km_packed_words((size_t)run->crows, d, tensor) * sizeof(unsigned);
+    run->xp = omp_target_alloc(km_packed_words(run->rows, d, tensor) * sizeof(unsigned), run->device);
+    run->cp = omp_target_alloc(centroid_bytes, run->device);
+    if (tensor == KM_TENSOR_3XTF32) run->cp_lo = omp_target_alloc(centroid_bytes, run->device);
+    if (km_16bit(tensor)) run->hn = omp_target_alloc((size_t)kpad * sizeof(float), run->device);
+    if (!run->xp || !run->cp || (tensor == KM_TENSOR_3XTF32 && !run->cp_lo) || (km_16bit(tensor) && !run->hn)) {
       km_gpu_close(run);
-      return pc_fail("--distance %s: cannot allocate %zu MiB of device memory for the 16-bit copies of the points "
-                     "and centroids", tensor == KM_TENSOR_FP16 ? "dot-fp16" : "dot-bf16",
-                     km_half_bytes(n, d, kpad) >> 20),
+      return pc_fail("cannot allocate %zu MiB of device memory for the packed copies of the points and centroids "
+                     "that the tensor cores read (--distance dot-*)",
+                     km_packed_bytes(n, d, kpad, tensor) >> 20),
              NULL;
     }
   }
@@ -1172,8 +1191,8 @@ static km_tuned_run *km_gpu_open(size_t n, size_t d, int kpad, int tensor, int *
 }
 
 /* The 16-bit forms' operands for job j: the points packed where they are new, with the scale's
- * exponent s taken from them and the centroids (see km_half_pack); the centroids packed, and
- * their norms 2^2s |cs|^2 (in double; +inf for padding). */
+ * exponent s taken from them and the centroids; the centroids packed, and their norms 2^2s |cs|^2
+ * (in double; +inf for padding). */
 static void km_half_prepare(km_tuned_run *run, const km_assign_job *j) {
   const float *xt = j->xt, *cs = j->cs, *offset = j->offset;
   const size_t n = j->n, d = j->d, values = n * d, entries = d * (size_t)j->kpad;
@@ -1186,10 +1205,10 @@ static void km_half_prepare(km_tuned_run *run, const km_assign_job *j) {
     for (size_t e = 0; e < entries; e++) top = fmaxf(top, fabsf(cs[e]));
     const int s = top > 0.0f ? KM_HALF_TOP_EXPONENT - ilogbf(top) : 0;
     run->scale_exp = s < -126 ? -126 : s > 127 ? 127 : s; /* 2^s a float */
-    km_half_pack(xt, offset, n, n, d, run->rows, ldexpf(1.0f, run->scale_exp), j->tensor, run->xh);
+    km_pack(xt, offset, n, n, d, run->rows, ldexpf(1.0f, run->scale_exp), j->tensor, run->xp, NULL, NULL);
   }
-  km_half_pack(cs, NULL, (size_t)kpad, (size_t)kpad, d, (size_t)run->crows, ldexpf(1.0f, run->scale_exp), j->tensor,
-               run->ch);
+  km_pack(cs, NULL, (size_t)kpad, (size_t)kpad, d, (size_t)run->crows, ldexpf(1.0f, run->scale_exp), j->tensor,
+          run->cp, NULL, NULL);
   float *hn = run->hn;
   const double norm_scale = ldexp(1.0, 2 * run->scale_exp);
   PAR_FOR(GPU_ONLY(is_device_ptr(hn)) GPU_THREADS)
@@ -1200,15 +1219,22 @@ static void km_half_prepare(km_tuned_run *run, const km_assign_job *j) {
   }
 }
 
+/* The TF32 forms' operands for job j in wide blocks: the points packed where they are new, the
+ * centroids' heads (and tails, for 3 products) every pass. */
+static void km_tf32_prepare(km_tuned_run *run, const km_assign_job *j) {
+  const size_t kpad = (size_t)j->kpad;
+  if (j->new_points) km_pack(j->xt, NULL, j->n, j->n, j->d, run->rows, 1.0f, j->tensor, run->xp, NULL, NULL);
+  km_pack(j->cs, NULL, kpad, kpad, j->d, (size_t)run->crows, 1.0f, j->tensor, run->cp, run->cp_lo ? j->cs_lo : NULL,
+          run->cp_lo);
+}
+
 static long km_gpu_assign(km_tuned_run *run, const km_assign_job *j) {
-  if (km_16bit(j->tensor)) {
-    km_half_prepare(run, j);
-    return km_assign_wide(NULL, NULL, NULL, run->xh, run->ch, run->hn, j->labels, run->part_d, run->part_c, j->n,
-                          j->d, run->rows, j->kpad, run->crows, run->layout, j->tensor);
+  if (run->wide) {
+    if (km_16bit(j->tensor)) km_half_prepare(run, j);
+    else km_tf32_prepare(run, j);
+    return km_assign_wide(run->xp, run->cp, run->cp_lo, km_16bit(j->tensor) ? run->hn : j->cn, j->labels, run->part_d,
+                          run->part_c, j->n, j->d, run->rows, j->kpad, run->crows, run->layout, j->tensor);
   }
-  if (j->tensor && run->wide)
-    return km_assign_wide(j->xt, j->cs, j->tensor == KM_TENSOR_3XTF32 ? j->cs_lo : NULL, NULL, NULL, j->cn, j->labels,
-                          run->part_d, run->part_c, j->n, j->d, 0, j->kpad, 0, run->layout, j->tensor);
   if (j->tensor)
     return km_assign_mma(j->xt, j->cs, j->cs_lo, j->cn, j->labels, run->part_d, run->part_c, j->n, j->d, j->kpad,
                          run->layout, j->tensor);
@@ -1236,8 +1262,9 @@ static void km_gpu_close(km_tuned_run *run) {
   const size_t part_len = run->part_len;
   (void)part_len;
   DEV_EXIT(map(delete : part_d[0 : part_len], part_c[0 : part_len]))
-  if (run->xh) omp_target_free(run->xh, run->device);
-  if (run->ch) omp_target_free(run->ch, run->device);
+  if (run->xp) omp_target_free(run->xp, run->device);
+  if (run->cp) omp_target_free(run->cp, run->device);
+  if (run->cp_lo) omp_target_free(run->cp_lo, run->device);
   if (run->hn) omp_target_free(run->hn, run->device);
   free(part_d), free(part_c), free(run);
 }

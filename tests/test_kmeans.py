@@ -627,7 +627,7 @@ def test_tensor_wide_blocks_match_dot(gpu, work, n, d, k, distance):
                          ids=["beyond-fp16-range", "below-fp16-normals", "far-from-origin"])
 def test_16bit_forms_shift_and_scale(gpu, work, distance, scale, origin):
     """The 16-bit forms shift the points and centroids by the centroids' initial mean and scale
-    them by a power of two into fp16's range (km_half_pack): clusters whose values lie beyond
+    them by a power of two into fp16's range (km_half_prepare): clusters whose values lie beyond
     65504 (fp16's largest), below 2^-14 (its smallest normal) or 1000 away from the origin with a
     spread of 0.05 (rounded unshifted, fp16 would keep 0.5 of it) get the reference's labels and
     iterations."""
@@ -643,15 +643,16 @@ def test_16bit_forms_shift_and_scale(gpu, work, distance, scale, origin):
 
 
 @needs_gpu
-@pytest.mark.parametrize("distance", ["dot-fp16", "dot-bf16"])
-def test_16bit_forms_out_of_core_give_the_in_memory_run(gpu, work, distance):
-    """Out of core the 16-bit copy is made of each block every pass, its scale from that block and
-    the centroids: a power of two apart from the run in memory, which moves no rounding, so the
-    labels and centroids are the in-memory run's byte for byte (uniform data: near-ties
-    everywhere)."""
+@pytest.mark.parametrize("distance", TENSOR_DISTANCES)
+def test_tensor_wide_blocks_out_of_core_give_the_in_memory_run(gpu, work, distance):
+    """Out of core the wide blocks' packed copy of the points (km_pack) is made of each block every
+    pass; the 16-bit forms' scale then comes from that block and the centroids: a power of two
+    apart from the run in memory, which moves no rounding. So the labels and centroids are the
+    in-memory run's byte for byte (uniform data: near-ties everywhere; k = 520, wide blocks in
+    every form)."""
     from test_out_of_core import assert_same_run, run_kmeans, streaming_limit
     skip_without_tensor_kernel(gpu, distance)
-    args = ["gen:uniform:n=50003,d=40,seed=3", "-k", 300, "--iterations", 5, "--distance", distance]
+    args = ["gen:uniform:n=50003,d=40,seed=3", "-k", 520, "--iterations", 5, "--distance", distance]
     in_memory = run_kmeans(gpu, work, "memory", *args)
     streamed = run_kmeans(gpu, work, "streamed", *args, "--device-memory", streaming_limit(in_memory[2]))
     assert streamed[2]["out_of_core"]["blocks"] > 2
