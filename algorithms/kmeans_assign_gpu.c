@@ -1035,8 +1035,8 @@ static long km_assign_wide(const unsigned *xp, const unsigned *cp, const unsigne
 }
 
 /* ---- the wide kernel's packed operands -----------------------------------------------------
- * km_assign_wide reads its operands from copies on the device packed as km_wide_stage copies them:
- * chunk q (km_wide_depth features) of row r (a point or a centroid) is 8 words at (q rows + r) 8,
+ * km_assign_wide reads its operands from copies on the device packed as km_wide_stage_next copies
+ * them: chunk q (km_wide_depth features) of row r (a point or a centroid) is 8 words at (q rows + r) 8,
  * rows padded with zeros to whole blocks of 128, features to whole chunks. The points are packed
  * when they are new (once a run in memory; out of core, each block each pass), the centroids every
  * pass. The TF32 forms pack 8 features a chunk, a word each: the points as they are (dot-3xtf32,
