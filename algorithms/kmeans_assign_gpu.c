@@ -855,6 +855,12 @@ typedef struct {
   int q, left, buf;
 } km_wide_cursor;
 
+/* The offset of the buffer after the one at `buf`, of `stages` in a ring: where the producer and the
+ * consumer of km_wide_block's pipeline both step. */
+static inline __attribute__((always_inline)) int km_wide_next_buffer(int buf, const int stages) {
+  return buf + KM_WIDE_CHUNK == stages * KM_WIDE_CHUNK ? 0 : buf + KM_WIDE_CHUNK;
+}
+
 /* Thread tid's cursor at the first chunk of centroid block cb of point block i0, `z_end` chunks in all. */
 static inline __attribute__((always_inline)) km_wide_cursor km_wide_start(const km_wide_operands *o, size_t i0, int cb,
                                                                            int z_end, int tid) {
@@ -881,7 +887,7 @@ static inline __attribute__((always_inline)) void km_wide_stage_next(const km_wi
       if (form == KM_TENSOR_3XTF32) km_copy_async4(cs_lo + at, (const float *)(next->c_lo + on), 1);
     }
     next->left--;
-    next->buf = next->buf + KM_WIDE_CHUNK == stages * KM_WIDE_CHUNK ? 0 : next->buf + KM_WIDE_CHUNK;
+    next->buf = km_wide_next_buffer(next->buf, stages);
     const ptrdiff_t x_step = (ptrdiff_t)o->rows * 8, c_step = (ptrdiff_t)o->crows * 8;
     if (++next->q < chunks) {
       next->x += x_step, next->c += c_step;
@@ -966,7 +972,7 @@ km_wide_block(const km_wide_operands *o, const float *restrict cn, int *restrict
           else km_mma_tf32(acc[mi][nn + ni], a_hi[mi], b_hi + 2 * ni);
         }
     }
-    buf = buf + KM_WIDE_CHUNK == stages * KM_WIDE_CHUNK ? 0 : buf + KM_WIDE_CHUNK;
+    buf = km_wide_next_buffer(buf, stages);
     if (++q == chunks) { /* the centroid block is done: its distances against the best so far */
       km_mma_keep_best(acc, 4, cb * KM_WIDE_CENTROIDS + wn * 64, t, kpad, cn, best, best_c);
       q = 0;
