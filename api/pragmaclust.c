@@ -113,6 +113,8 @@ static int check_shape(const char *fn, const float *x, size_t n, size_t d) {
 
 /* The n x d values of x are finite; else the first that is not, as the error. */
 static int check_finite(const char *fn, const float *x, size_t n, size_t d) {
+  float max_abs;
+  if (pc_finite_max_abs(x, n * d, &max_abs)) return PRAGMACLUST_OK; /* the fast pass; the loop names the first */
   for (size_t e = 0; e < n * d; e++)
     if (!isfinite(x[e]))
       return INVALID("%s: x[%zu] (point %zu, feature %zu) is %g; NaN and infinity are not accepted", fn, e, e / d,
@@ -253,8 +255,8 @@ int pragmaclust_kmeans(const float *x, size_t n, size_t d, const pragmaclust_kme
   const double t_layout = pc_now();
   km_points_scan scan = {0.0f, 0};
   if (on_device) scan = km_layout_on_device(x, n, d, xt);
-  else if (check_finite(fn, x, n, d) != PRAGMACLUST_OK) scan.nonfinite = 1;
-  else km_transpose(x, n, d, xt), scan.max_abs = (float)pc_max_abs(x, n * d);
+  else if (!pc_finite_max_abs(x, n * d, &scan.max_abs)) scan.nonfinite = 1;
+  else km_transpose(x, n, d, xt);
   const double layout_s = pc_now() - t_layout;
   km_result res;
   memset(&res, 0, sizeof res);

@@ -79,7 +79,11 @@ char *pc_xstrdup(const char *s);
 /* 1 when s ends with suffix. */
 int pc_has_suffix(const char *s, const char *suffix);
 
-/* The largest |x[i]| of count floats (0 for none). */
+/* 1 when the count floats of x are all finite, with the largest |x[i]| in *max_abs (0 for none);
+ * else 0 (*max_abs then infinity or NaN). One pass, vectorised. */
+int pc_finite_max_abs(const float *x, size_t count, float *max_abs);
+
+/* The largest |x[i]| of count finite floats (0 for none; infinity where one is not finite). */
 double pc_max_abs(const float *x, size_t count);
 
 /* 0 when float32 squared Euclidean distances in d dimensions between points whose values lie in

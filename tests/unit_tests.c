@@ -892,6 +892,46 @@ static void test_mul_size(void) {
   free(ok);
 }
 
+/* The plain loop pc_finite_max_abs replaces: all finite, and the largest |x|. */
+static int finite_max_abs_reference(const float *x, size_t count, float *max_abs) {
+  *max_abs = 0.0f;
+  for (size_t i = 0; i < count; i++) {
+    if (!isfinite(x[i])) return 0;
+    if (fabsf(x[i]) > *max_abs) *max_abs = fabsf(x[i]);
+  }
+  return 1;
+}
+
+static void test_finite_max_abs(void) {
+  float top = -1.0f;
+  CHECK(pc_finite_max_abs(NULL, 0, &top) == 1 && top == 0.0f && pc_max_abs(NULL, 0) == 0.0);
+  const float odd[] = {-0.0f, 1e-45f /* the least denormal */, -3.5f, 2.0f, FLT_MIN, -FLT_MAX, 7.0f};
+  for (size_t count = 1; count <= sizeof odd / sizeof *odd; count++) { /* every prefix: a largest first, last, between */
+    float want, got;
+    CHECK(finite_max_abs_reference(odd, count, &want) == 1);
+    CHECK(pc_finite_max_abs(odd, count, &got) == 1 && got == want && pc_max_abs(odd, count) == (double)want);
+  }
+  /* a longer array (the vectorised loop's body and its remainder), one value not finite at each place in turn */
+  enum { N = 67 };
+  float x[N];
+  uint64_t state = 42;
+  for (int i = 0; i < N; i++) { /* a linear congruential generator's top 24 bits, over [-100, 100) */
+    state = state * 6364136223846793005u + 1442695040888963407u;
+    x[i] = (float)(state >> 40) / 16777216.0f * 200.0f - 100.0f;
+  }
+  float want, got;
+  CHECK(finite_max_abs_reference(x, N, &want) == 1);
+  CHECK(pc_finite_max_abs(x, N, &got) == 1 && got == want);
+  const float bad[] = {INFINITY, -INFINITY, NAN, -NAN};
+  for (int b = 0; b < 4; b++)
+    for (int at = 0; at < N; at += 11) {
+      const float keep = x[at];
+      x[at] = bad[b];
+      CHECK(pc_finite_max_abs(x, N, &got) == 0 && !isfinite(got) && isinf(pc_max_abs(x, N)));
+      x[at] = keep;
+    }
+}
+
 /* ---- km_run on tiny cases -------------------------------------------------------------- */
 
 /* Runs k-means on row-major x; returns iterations (or -1). */
@@ -1164,6 +1204,7 @@ int main(void) {
   RUN(test_sample_distinct);
   RUN(test_stats);
   RUN(test_mul_size);
+  RUN(test_finite_max_abs);
   RUN(test_kmeans_small);
   RUN(test_kmeanspp_weights);
   RUN(test_wheel_pick);
