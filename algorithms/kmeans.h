@@ -149,11 +149,12 @@ typedef struct {
   size_t nonfinite;
 } km_points_scan;
 
-/* km_transpose where km_run will read xt: on the gpu variant x goes to the device as it is and is
+/* km_transpose on the device, for km_run to read there: x goes to the device as it is and is
  * transposed there into a device copy of xt that stays mapped, so that km_run's map of xt finds it
  * present and copies nothing; the host's xt is not written (release the copy with
- * km_layout_release after km_run). On the host variants it is a parallel km_transpose. The scan
- * comes from the same pass, so that a caller checks the values without a pass of its own. */
+ * km_layout_release after km_run). The scan comes from the same pass, so that a caller checks the
+ * values without a pass of its own. Where the device is the host it is a transpose there, slower
+ * than pc_finite_max_abs and km_transpose: the library calls it only where kernels run on a GPU. */
 km_points_scan km_layout_on_device(const float *x, size_t n, size_t d, float *xt);
 
 /* Unmaps the device copy of xt that km_layout_on_device left (nothing where it is not mapped). */

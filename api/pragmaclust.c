@@ -248,10 +248,11 @@ int pragmaclust_kmeans(const float *x, size_t n, size_t d, const pragmaclust_kme
     free(own_labels);
     return PRAGMACLUST_ERR_OUT_OF_MEMORY;
   }
-  /* The points laid out for km_run where it reads them (on the gpu variant in memory: copied as they
-   * are and transposed on the device, where the copy fits beside them; else on the host), their
-   * values checked in the same pass: the time of a copy in. */
-  const int on_device = !memory.block && memory.limit - memory.in_memory >= n * d * sizeof *x;
+  /* The points laid out for km_run where it reads them, their values checked: the time of a copy in.
+   * Where kernels run on a GPU and the points stay in its memory, they are copied as they are and
+   * transposed there, their values checked in the same pass (where the copy fits beside them); else
+   * the host checks them in one vectorised pass and its threads transpose them. */
+  const int on_device = pc_offloading() && !memory.block && memory.limit - memory.in_memory >= n * d * sizeof *x;
   const double t_layout = pc_now();
   km_points_scan scan = {0.0f, 0};
   if (on_device) scan = km_layout_on_device(x, n, d, xt);

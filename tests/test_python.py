@@ -325,13 +325,16 @@ x = np.random.default_rng(0).random((500, 3), dtype=np.float32)
 pragmaclust.KMeans(3, variant="omp", random_state=0).fit(x)
 print(pragmaclust.init("gpu", allow_host=sys.argv[2] == "1"))
 pragmaclust.KMeans(3, variant="gpu", random_state=0).fit(x)
+pragmaclust.KMeans(3, variant="gpu", random_state=0, device_memory=6_000).fit(x)  # out of core: copies nowait
 """
 
 
 def test_gpu_library_after_the_omp_library(tmp_path):
     """The gpu library, loaded into a process that used the omp library first, still finds the
     GPU (a GPU is required under PRAGMACLUST_REQUIRE_GPU=1): it lists libomptarget before libomp,
-    so that omp_get_num_devices is libomptarget's (variants/clang.mk, SHARED_LDFLAGS_gpu)."""
+    so that omp_get_num_devices is libomptarget's (variants/clang.mk, SHARED_LDFLAGS_gpu); and its
+    out-of-core fit, whose copies are `target update nowait` tasks, runs (the package loads the gpu
+    library before the omp one, so that libomp starts with libomptarget's hook for them)."""
     gpu_library = LIB_DIR / "libpragmaclust-gpu.so"
     if not gpu_library.is_file() or not (LIB_DIR / "libpragmaclust-omp.so").is_file():
         pytest.skip("the gpu or omp library is not built")

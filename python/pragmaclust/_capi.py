@@ -146,6 +146,20 @@ def library_dirs():
     return dirs + [here / "lib", here.parent.parent / "lib"]
 
 
+_OFFLOAD_RUNTIME = []  # the gpu library, loaded ahead of the omp one (_offload_runtime_first)
+
+
+def _offload_runtime_first(folder):
+    """LLVM's OpenMP runtime looks for the offload runtime's hook for `target ... nowait` tasks once, as
+    it starts. Started by the omp library alone, it never finds it, and the gpu library, loaded later
+    into the same process, aborts it at its first asynchronous copy (k-means out of core). Where the gpu
+    library lies beside the omp one it is loaded first, so that the offload runtime is there when the
+    OpenMP runtime starts."""
+    gpu = folder / "libpragmaclust-gpu.so"
+    if gpu.is_file() and not _OFFLOAD_RUNTIME:
+        _OFFLOAD_RUNTIME.append(ctypes.CDLL(str(gpu)))
+
+
 class Library:
     """One variant's library: its functions, and calls that raise on a failed status."""
 
@@ -158,6 +172,8 @@ class Library:
             raise ImportError(f"pragmaclust: {name} not found in {', '.join(map(str, library_dirs()))} "
                               "(build it with `make lib`, or set PRAGMACLUST_LIB_DIR)")
         self.path = paths[0]
+        if variant == "omp":
+            _offload_runtime_first(self.path.parent)
         self.dll = ctypes.CDLL(str(self.path))
         for fname, (restype, argtypes) in _PROTOTYPES.items():
             f = getattr(self.dll, fname)
