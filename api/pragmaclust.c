@@ -111,10 +111,14 @@ static int check_shape(const char *fn, const float *x, size_t n, size_t d) {
   return pc_mul_size(n, d, &count, fn) != 0 ? PRAGMACLUST_ERR_INVALID_ARGUMENT : PRAGMACLUST_OK;
 }
 
-/* The n x d values of x are finite; else the first that is not, as the error. */
-static int check_finite(const char *fn, const float *x, size_t n, size_t d) {
-  float max_abs;
-  if (pc_finite_max_abs(x, n * d, &max_abs)) return PRAGMACLUST_OK; /* the fast pass; the loop names the first */
+/* The n x d values of x are finite, the largest |value| then in *max_abs (unless NULL); else the
+ * first that is not, as the error. */
+static int check_finite(const char *fn, const float *x, size_t n, size_t d, float *max_abs) {
+  float top;
+  if (pc_finite_max_abs(x, n * d, &top)) { /* the fast pass; the loop below names the first bad value */
+    if (max_abs) *max_abs = top;
+    return PRAGMACLUST_OK;
+  }
   for (size_t e = 0; e < n * d; e++)
     if (!isfinite(x[e]))
       return INVALID("%s: x[%zu] (point %zu, feature %zu) is %g; NaN and infinity are not accepted", fn, e, e / d,
@@ -122,10 +126,11 @@ static int check_finite(const char *fn, const float *x, size_t n, size_t d) {
   return PRAGMACLUST_OK;
 }
 
-/* x is n x d finite floats, 1 <= n <= PC_MAX_POINTS, d >= 1. */
-static int check_points(const char *fn, const float *x, size_t n, size_t d) {
+/* x is n x d finite floats, 1 <= n <= PC_MAX_POINTS, d >= 1; their largest |value| in *max_abs
+ * (unless NULL). */
+static int check_points(const char *fn, const float *x, size_t n, size_t d, float *max_abs) {
   const int rc = check_shape(fn, x, n, d);
-  return rc != PRAGMACLUST_OK ? rc : check_finite(fn, x, n, d);
+  return rc != PRAGMACLUST_OK ? rc : check_finite(fn, x, n, d, max_abs);
 }
 
 static int check_kernels(const char *fn, pragmaclust_kernels kernels) {
@@ -213,7 +218,8 @@ int pragmaclust_kmeans(const float *x, size_t n, size_t d, const pragmaclust_kme
     return INVALID("%s: distance %d is not a pragmaclust_distance", fn, (int)o->distance);
   if ((rc = check_update(fn, o->update)) != 0 || (rc = check_kernels(fn, o->kernels)) != 0) return rc;
   const size_t k = (size_t)o->k;
-  if (o->init == PRAGMACLUST_INIT_GIVEN && (rc = check_points(fn, centroids, k, d)) != 0) return rc;
+  float given_max_abs = 0.0f; /* of the given centroids */
+  if (o->init == PRAGMACLUST_INIT_GIVEN && (rc = check_points(fn, centroids, k, d, &given_max_abs)) != 0) return rc;
   if ((rc = ensure_device()) != 0) return rc;
   _Static_assert((int)PRAGMACLUST_DISTANCE_DOT_BF16 == (int)KM_DISTANCE_DOT_BF16 &&
                      (int)PRAGMACLUST_DISTANCE_DOT_BF16 + 1 == (int)KM_NDISTANCES,
@@ -261,11 +267,14 @@ int pragmaclust_kmeans(const float *x, size_t n, size_t d, const pragmaclust_kme
   const double layout_s = pc_now() - t_layout;
   km_result res;
   memset(&res, 0, sizeof res);
-  if (scan.nonfinite > 0) rc = check_finite(fn, x, n, d); /* names the first */
+  if (scan.nonfinite > 0) rc = check_finite(fn, x, n, d, NULL); /* names the first */
   else rc = initial_centroids(x, n, d, o, centroids);
-  /* distances are float32: every centroid stays within the range of the data and the initial ones */
-  if (rc == PRAGMACLUST_OK && pc_check_float_distances(fmax(scan.max_abs, pc_max_abs(centroids, k * d)), d, fn) != 0)
-    rc = PRAGMACLUST_ERR_INVALID_ARGUMENT;
+  /* distances are float32: every centroid stays within the range of the data and the initial ones
+   * (given ones measured when they were checked) */
+  if (rc == PRAGMACLUST_OK) {
+    const float init_max_abs = o->init == PRAGMACLUST_INIT_GIVEN ? given_max_abs : (float)pc_max_abs(centroids, k * d);
+    if (pc_check_float_distances(fmax(scan.max_abs, init_max_abs), d, fn) != 0) rc = PRAGMACLUST_ERR_INVALID_ARGUMENT;
+  }
   if (rc == PRAGMACLUST_OK)
     rc = km_run(xt, n, d, &params, centroids, labels ? labels : own_labels, &res) == 0 ? PRAGMACLUST_OK
                                                                                        : algorithm_failed();
@@ -300,12 +309,13 @@ int pragmaclust_streamkm(const float *x, size_t n, size_t d, const pragmaclust_s
   int rc;
   pc_clear_stop(); /* a request made before this call is not for it */
   if (!o) return INVALID("%s: options is NULL", fn);
-  if ((rc = check_points(fn, x, n, d)) != 0) return rc;
+  float max_abs;
+  if ((rc = check_points(fn, x, n, d, &max_abs)) != 0) return rc;
   if (!centres) return INVALID("%s: centres is NULL", fn);
   if (o->k < 1 || (size_t)o->k > n) return INVALID("%s: k must lie in [1, n = %zu], got %d", fn, n, o->k);
   if (o->repetitions < 0) return INVALID("%s: repetitions must be >= 0, got %d", fn, o->repetitions);
   if ((rc = check_kernels(fn, o->kernels)) != 0) return rc;
-  if (pc_check_float_distances(pc_max_abs(x, n * d), d, fn) != 0) return PRAGMACLUST_ERR_INVALID_ARGUMENT;
+  if (pc_check_float_distances(max_abs, d, fn) != 0) return PRAGMACLUST_ERR_INVALID_ARGUMENT;
   if ((rc = ensure_device()) != 0) return rc;
   array_rows rows = {x, d};
   const pc_stream src = {n, d, read_array_rows, &rows};
@@ -373,8 +383,9 @@ int pragmaclust_streamkm_add(pragmaclust_streamkm_model *m, const float *x, size
   skm_session *s = &m->session;
   if (rows < 1 || rows > s->max_rows)
     return INVALID("%s: a chunk of %zu rows, outside [1, max_chunk = %zu]", fn, rows, s->max_rows);
-  if ((rc = check_points(fn, x, rows, s->d)) != 0) return rc;
-  if (pc_check_float_distances(pc_max_abs(x, rows * s->d), s->d, fn) != 0) return PRAGMACLUST_ERR_INVALID_ARGUMENT;
+  float max_abs;
+  if ((rc = check_points(fn, x, rows, s->d, &max_abs)) != 0) return rc;
+  if (pc_check_float_distances(max_abs, s->d, fn) != 0) return PRAGMACLUST_ERR_INVALID_ARGUMENT;
   double before[SKM_NPHASES];
   memcpy(before, s->phase_s, sizeof before);
   const double t_start = pc_now();
@@ -420,11 +431,12 @@ int pragmaclust_stream(const float *x, size_t n, size_t d, const pragmaclust_str
   int rc;
   pc_clear_stop(); /* a request made before this call is not for it */
   if (!o) return INVALID("%s: options is NULL", fn);
-  if ((rc = check_points(fn, x, n, d)) != 0) return rc;
+  float max_abs;
+  if ((rc = check_points(fn, x, n, d, &max_abs)) != 0) return rc;
   if (!centres) return INVALID("%s: centres is NULL", fn);
   if (o->k < 1 || (size_t)o->k > n) return INVALID("%s: k must lie in [1, n = %zu], got %d", fn, n, o->k);
   if ((rc = check_update(fn, o->update)) != 0 || (rc = check_kernels(fn, o->kernels)) != 0) return rc;
-  if (pc_check_float_distances(pc_max_abs(x, n * d), d, fn) != 0) return PRAGMACLUST_ERR_INVALID_ARGUMENT;
+  if (pc_check_float_distances(max_abs, d, fn) != 0) return PRAGMACLUST_ERR_INVALID_ARGUMENT;
   if ((rc = ensure_device()) != 0) return rc;
   array_rows rows = {x, d};
   const pc_stream src = {n, d, read_array_rows, &rows};
@@ -465,7 +477,7 @@ int pragmaclust_dbscan(const float *x, size_t n, size_t d, const pragmaclust_dbs
   int rc;
   pc_clear_stop(); /* a request made before this call is not for it */
   if (!o) return INVALID("%s: options is NULL", fn);
-  if ((rc = check_points(fn, x, n, d)) != 0) return rc;
+  if ((rc = check_points(fn, x, n, d, NULL)) != 0) return rc;
   if (!labels) return INVALID("%s: labels is NULL", fn);
   if (!(o->eps > 0.0) || !isfinite(o->eps)) return INVALID("%s: eps must be finite and > 0, got %g", fn, o->eps);
   if (o->min_pts < 1) return INVALID("%s: min_pts must be at least 1, got %d", fn, o->min_pts);
@@ -571,7 +583,7 @@ int pragmaclust_dpc_create(const float *x, size_t n, size_t d, size_t capacity, 
   if (!model) return INVALID("%s: model is NULL", fn);
   *model = NULL;
   if (!o) return INVALID("%s: options is NULL", fn);
-  if ((rc = check_points(fn, x, n, d)) != 0) return rc;
+  if ((rc = check_points(fn, x, n, d, NULL)) != 0) return rc;
   if (capacity < n || capacity > (size_t)PC_MAX_POINTS)
     return INVALID("%s: capacity must lie in [n = %zu, %d], got %zu", fn, n, PC_MAX_POINTS, capacity);
   if ((rc = ensure_device()) != 0) return rc;
@@ -609,7 +621,7 @@ int pragmaclust_dpc_insert(pragmaclust_dpc_model *m, const float *x, size_t coun
   if (count == 0) return INVALID("%s: count must be at least 1", fn);
   if (count > m->capacity - n)
     return INVALID("%s: %zu more points exceed the capacity of %zu (%zu held)", fn, count, m->capacity, n);
-  if ((rc = check_points(fn, x, count, m->d)) != 0) return rc;
+  if ((rc = check_points(fn, x, count, m->d, NULL)) != 0) return rc;
   memcpy(m->x + n * m->d, x, count * m->d * sizeof *m->x);
   dpc_result res;
   if (dpc_insert(m->state, count, &res) != 0) return algorithm_failed();

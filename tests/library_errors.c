@@ -18,6 +18,15 @@ static void expect(const char *name, int status, int want) {
   }
 }
 
+/* A refusal of values whose squared distances would overflow float32, by that check's message. */
+static void expect_overflow(const char *name, int status) {
+  expect(name, status, PRAGMACLUST_ERR_INVALID_ARGUMENT);
+  if (status != PRAGMACLUST_OK && !strstr(pragmaclust_last_error(), "overflow float32")) {
+    fprintf(stderr, "%s: the message does not name the overflow\n", name);
+    failures++;
+  }
+}
+
 int main(int argc, char **argv) {
   enum { N = 6, D = 2 };
   float x[N * D] = {0, 0, 0, 1, 1, 0, 10, 10, 10, 11, 11, 10}, c[N * D], bad[N * D];
@@ -56,6 +65,14 @@ int main(int argc, char **argv) {
   km.init = PRAGMACLUST_INIT_KMEANSPP;
   float same[N * D] = {0};
   expect("kmeans++ on one distinct point", pragmaclust_kmeans(same, N, D, &km, c, labels, NULL), PRAGMACLUST_ERR_INVALID_ARGUMENT);
+  float huge[N * D]; /* squared distances beyond float32: d (2 10^19)^2 > FLT_MAX */
+  memcpy(huge, x, sizeof huge);
+  huge[5] = 1e19f;
+  km.init = PRAGMACLUST_INIT_RANDOM;
+  expect_overflow("kmeans overflowing points", pragmaclust_kmeans(huge, N, D, &km, c, labels, NULL));
+  km.init = PRAGMACLUST_INIT_GIVEN;
+  memcpy(c, huge + 4, 2 * D * sizeof *c); /* the given centroids: rows 2 and 3 of huge */
+  expect_overflow("kmeans overflowing given centroids", pragmaclust_kmeans(x, N, D, &km, c, labels, NULL));
 
   pragmaclust_dbscan_options db;
   pragmaclust_dbscan_options_init(&db);
@@ -94,6 +111,8 @@ int main(int argc, char **argv) {
   pragmaclust_streamkm_options skm;
   pragmaclust_streamkm_options_init(&skm);
   expect("streamkm k = 0", pragmaclust_streamkm(x, N, D, &skm, c, labels, NULL), PRAGMACLUST_ERR_INVALID_ARGUMENT);
+  skm.k = 2;
+  expect_overflow("streamkm overflowing", pragmaclust_streamkm(huge, N, D, &skm, c, labels, NULL));
   pragmaclust_streamkm_model *stream;
   skm.k = 4;
   expect("streamkm open k > max_chunk", pragmaclust_streamkm_open(D, 3, &skm, &stream), PRAGMACLUST_ERR_INVALID_ARGUMENT);
@@ -102,6 +121,7 @@ int main(int argc, char **argv) {
   expect("streamkm centres before a chunk", pragmaclust_streamkm_centres(stream, c, NULL), PRAGMACLUST_ERR_INVALID_ARGUMENT);
   expect("streamkm add beyond max_chunk", pragmaclust_streamkm_add(stream, x, N, NULL), PRAGMACLUST_ERR_INVALID_ARGUMENT);
   expect("streamkm add NaN", pragmaclust_streamkm_add(stream, bad, 3, NULL), PRAGMACLUST_ERR_INVALID_ARGUMENT);
+  expect_overflow("streamkm add overflowing", pragmaclust_streamkm_add(stream, huge, 4, NULL));
   expect("streamkm add", pragmaclust_streamkm_add(stream, x, 4, NULL), PRAGMACLUST_OK);
   expect("streamkm centres", pragmaclust_streamkm_centres(stream, c, NULL), PRAGMACLUST_OK);
   pragmaclust_streamkm_free(stream);
@@ -111,6 +131,8 @@ int main(int argc, char **argv) {
   st.k = 2;
   st.epsilon = 1.5;
   expect("stream epsilon 1.5", pragmaclust_stream(x, N, D, &st, c, labels, NULL), PRAGMACLUST_ERR_INVALID_ARGUMENT);
+  st.epsilon = 0.5;
+  expect_overflow("stream overflowing", pragmaclust_stream(huge, N, D, &st, c, labels, NULL));
   if (failures) return 1;
   printf("ok\n");
   return 0;
