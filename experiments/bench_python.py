@@ -14,7 +14,9 @@ program's layout added (layout_s: its host threads lay the rows out dimension-ma
 clock starts, where the library lays them out inside its total, on the device: this ratio
 compares the same work), the ratio with each side's copy in taken out, the copy in of each (h2d:
 the program's of its dimension-major copy; the library's of the caller's rows with their layout
-on the device), and whether the labels and centroids are bit-identical.
+on the device), the Lloyd passes' time an iteration on each side (the assign and update phases over
+the iterations: bench_kmeans.py's measure, the same kernels on the same device data) and its ratio,
+and whether the labels and centroids are bit-identical.
 
   experiments/bench_python.py [--bin DIR] [--lib DIR] [--variant gpu] [--cases issue,odd]
                               [--max-iter 20] [--repeat 5] [--rounds 3] [--csv FILE]
@@ -37,11 +39,16 @@ from bench_kmeans import CASE_SETS
 REPO = Path(__file__).resolve().parent.parent
 
 
+def passes_s(phases):
+    """The Lloyd passes' time, from a dict of phase seconds: the assign and update phases."""
+    return phases["assign"] + phases["update"]
+
+
 def python_fits(variant, x, init, max_iter, repeat):
-    """Medians of `repeat` fits after one warm-up: wall time, the library's total and its h2d
-    phase; and the last model."""
+    """Medians of `repeat` fits after one warm-up: wall time, the library's total, its h2d phase
+    and its passes' time; and the last model."""
     import pragmaclust
-    walls, totals, h2d, model = [], [], [], None
+    walls, totals, h2d, passes, model = [], [], [], [], None
     for run in range(repeat + 1):
         model = pragmaclust.KMeans(len(init), init=init, max_iter=max_iter, variant=variant)
         start = time.perf_counter()
@@ -51,7 +58,9 @@ def python_fits(variant, x, init, max_iter, repeat):
             walls.append(wall)
             totals.append(model.timings_["total"])
             h2d.append(model.timings_["h2d"])
-    return statistics.median(walls), statistics.median(totals), statistics.median(h2d), model
+            passes.append(passes_s(model.timings_))
+    return (statistics.median(walls), statistics.median(totals), statistics.median(h2d), statistics.median(passes),
+            model)
 
 
 def main():
@@ -78,7 +87,7 @@ def main():
         sys.exit("bench_python.py: --repeat and --rounds take a count of at least 1")
     header = (f"{'case (n x d, k)':<24} {'its':>4} {'program ms':>11} {'python ms':>10} {'library ms':>11} "
               f"{'python/program':>15} {'with layout':>12} {'less h2d':>9} {'h2d program':>12} {'h2d library':>12}"
-              f"  identical")
+              f" {'pass program':>13} {'pass library':>13} {'pass ratio':>11}  identical")
     print(header)
     print("-" * len(header))
     cases = []
@@ -108,32 +117,40 @@ def main():
                     rep, err = run_with_report(command)
                     if err:
                         break
-                    program_rounds.append((rep["timing"]["total_s"]["median"], rep["timing"]["phases_s"]["h2d"]["median"],
-                                           rep["timing"]["layout_s"]))
+                    timing = rep["timing"]
+                    phases = {name: value["median"] for name, value in timing["phases_s"].items()}
+                    program_rounds.append((timing["total_s"]["median"], phases["h2d"], timing["layout_s"],
+                                           passes_s(phases)))
                 if err:
                     break
             if err:
                 print(f"{label:<24} program: {err}")
                 continue
-            program_s, program_h2d, program_layout = (statistics.median(r[i] for r in program_rounds) for i in range(3))
-            wall_s, library_s, library_h2d = (statistics.median(r[i] for r in python_rounds) for i in range(3))
-            model = python_rounds[-1][3]
+            program_s, program_h2d, program_layout, program_passes = (statistics.median(r[i] for r in program_rounds)
+                                                                      for i in range(4))
+            wall_s, library_s, library_h2d, library_passes = (statistics.median(r[i] for r in python_rounds)
+                                                              for i in range(4))
+            model = python_rounds[-1][4]
             same = (np.array_equal(np.load(labels_file), model.labels_)
                     and np.array_equal(np.load(centroids_file), model.cluster_centers_)
                     and rep["iterations"] == model.n_iter_)
             less_h2d = (wall_s - library_h2d) / (program_s - program_h2d)
             with_layout = wall_s / (program_s + program_layout)
+            its = max(model.n_iter_, 1)
+            pass_program, pass_library = program_passes / its, library_passes / its
             print(f"{label:<24} {model.n_iter_:>4} {program_s * 1e3:>11.3f} {wall_s * 1e3:>10.3f} "
                   f"{library_s * 1e3:>11.3f} {wall_s / program_s:>15.3f} {with_layout:>12.3f} {less_h2d:>9.3f} "
-                  f"{program_h2d * 1e3:>12.3f} {library_h2d * 1e3:>12.3f}  {'yes' if same else 'NO'}")
+                  f"{program_h2d * 1e3:>12.3f} {library_h2d * 1e3:>12.3f} {pass_program * 1e3:>13.4f} "
+                  f"{pass_library * 1e3:>13.4f} {pass_library / pass_program:>11.3f}  {'yes' if same else 'NO'}")
             sys.stdout.flush()
             rows.append([n, d, k, model.n_iter_, program_s, program_layout, wall_s, library_s, wall_s / program_s,
-                         with_layout, less_h2d, program_h2d, library_h2d, int(same)])
+                         with_layout, less_h2d, program_h2d, library_h2d, pass_program, pass_library, int(same)])
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["n", "d", "k", "iterations", "program_s", "program_layout_s", "python_wall_s", "library_s", "ratio",
-                        "ratio_with_layout", "ratio_less_h2d", "program_h2d_s", "library_h2d_s", "identical"])
+                        "ratio_with_layout", "ratio_less_h2d", "program_h2d_s", "library_h2d_s",
+                        "program_iteration_s", "library_iteration_s", "identical"])
             w.writerows(rows)
     if rows and not all(r[-1] for r in rows):
         sys.exit("bench_python.py: the Python results differ from the program's on a case marked NO")
