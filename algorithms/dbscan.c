@@ -123,9 +123,9 @@ typedef struct {
   const float *xs;       /* the points in index order */
   const float *xt;       /* d >= DB_TILED_MIN_DIM: the same, tile by tile (db_tile_within); else NULL */
   const double *lo;      /* grid: per-dimension minimum (grid origin) */
-  const long *region;    /* grid: region r's points begin at position region[r], and its slots of
+  const int *region;     /* grid: region r's points begin at position region[r], and its slots of
                           * the cell table at 2 region[r] (db_region_of) */
-  const long *start;     /* grid: slot h of the cell table holds positions [start[h], start[h + 1]),
+  const int *start;      /* grid: slot h of the cell table holds positions [start[h], start[h + 1]),
                           * empty for a free slot; directory: page starts */
   const float *node_lo, *node_hi; /* directory: each node's range in its level's dimension */
   const int *cell_of;    /* grid, d <= DB_NEAR_MAX_DIM: each position's cell (0 .. cells - 1); else NULL */
@@ -467,7 +467,7 @@ typedef struct {
 } db_geometry;
 
 static inline db_view db_make_view(db_geometry g, const float *xs, const float *xt, const double *lo,
-                                   const long *region, const long *start, const float *node_lo,
+                                   const int *region, const int *start, const float *node_lo,
                                    const float *node_hi, const int *cell_of, const int *near) {
   db_view v = {.xs = xs, .xt = g.tiled ? xt : NULL, .lo = lo, .region = region, .start = start, .node_lo = node_lo,
                .node_hi = node_hi, .cell_of = cell_of, .near = near, .n = g.n, .d = g.d, .eps = g.eps,
@@ -624,7 +624,7 @@ DEV_FUNCS_END
 /* The index as the functions below receive it: scalars, and the device arrays one by one (so that
  * each is translated to its device address when a target region captures it). */
 #define DB_INDEX_PARAMS                                                                                      \
-  db_geometry geo, const float *xs, const float *xt, const double *lo, const long *region, const long *start, \
+  db_geometry geo, const float *xs, const float *xt, const double *lo, const int *region, const int *start, \
       const float *node_lo, const float *node_hi, const int *cell_of, const int *near
 #define DB_INDEX_ARGS geo, xs, xt, lo, region, start, node_lo, node_hi, cell_of, near
 #define DB_VIEW db_make_view(geo, xs, xt, lo, region, start, node_lo, node_hi, cell_of, near)
@@ -703,13 +703,13 @@ static void db_walk_blocks(DB_INDEX_PARAMS, double eps2, const int *block_first,
  * in position order (cells are contiguous runs of positions, numbered in position order).
  * cell_first (cells entries) and is_first (n) are scratch; block_first (n) receives the blocks'
  * first positions. Returns the number of blocks, or -1 with a pc_fail message (prefix sum). */
-static long db_build_blocks(size_t n, const int *cell_of, int *cell_first, long *is_first, int *block_first) {
+static long db_build_blocks(size_t n, const int *cell_of, int *cell_first, int *is_first, int *block_first) {
   PAR_FOR()
   for (size_t s = 0; s < n; s++)
     if (s == 0 || cell_of[s] != cell_of[s - 1]) cell_first[cell_of[s]] = (int)s;
   PAR_FOR()
   for (size_t s = 0; s < n; s++) is_first[s] = (s - (size_t)cell_first[cell_of[s]]) % DB_JOIN_THREADS == 0;
-  const long blocks = pc_exclusive_scan(is_first, n);
+  const long blocks = pc_exclusive_scan_int(is_first, n);
   if (blocks < 0) return -1;
   PAR_FOR()
   for (size_t s = 0; s < n; s++)
@@ -718,13 +718,13 @@ static long db_build_blocks(size_t n, const int *cell_of, int *cell_first, long 
 }
 
 /* The positions s with core[s] set (is_core 1) or not (0), in order, into at[0 .. count): a
- * prefix sum over rank (n longs of scratch). Returns the count, or -1 with a pc_fail message. A GPU
+ * prefix sum over rank (n ints of scratch). Returns the count, or -1 with a pc_fail message. A GPU
  * loop over such a list keeps its warps full, where a loop over all positions leaves idle the
  * threads of the positions it skips. */
-static long db_list_positions(size_t n, const int *core, int is_core, long *rank, int *at) {
+static long db_list_positions(size_t n, const int *core, int is_core, int *rank, int *at) {
   PAR_FOR()
   for (size_t s = 0; s < n; s++) rank[s] = (core[s] != 0) == is_core;
-  const long count = pc_exclusive_scan(rank, n);
+  const long count = pc_exclusive_scan_int(rank, n);
   if (count < 0) return -1;
   PAR_FOR()
   for (size_t s = 0; s < n; s++)
@@ -738,7 +738,7 @@ static long db_list_positions(size_t n, const int *core, int is_core, long *rank
  * of core points. rank and at (n each) are scratch for the list of core positions. 0, or -1 with
  * a pc_fail message (the prefix sum's memory). */
 static int db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, const int *block_first, long blocks,
-                                 long *rank, int *at, const unsigned char *core_in, const int *order, int link,
+                                 int *rank, int *at, const unsigned char *core_in, const int *order, int link,
                                  int *core, int *parent, db_result *result) {
   const size_t n = geo.n, d = geo.d;
   const int around = geo.cells_around, by_list = near && !geo.tiled; /* the list walks (db_list_*) */
@@ -823,9 +823,9 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
   int *slot_of = pc_try_alloc(n, sizeof *slot_of, "slot of each chain");
   int *seeds = pc_try_alloc((size_t)chains * (size_t)capacity, sizeof *seeds, "seed lists");
   int *quarantine = pc_try_alloc((size_t)chains * qcap, sizeof *quarantine, "quarantine");
-  long *start_rank = pc_try_alloc(n, sizeof *start_rank, "new chain starts");
-  long *slot_rank = pc_try_alloc((size_t)chains, sizeof *slot_rank, "free chain slots");
-  long *split_rank = pc_try_alloc((size_t)chains, sizeof *split_rank, "chains to split");
+  int *start_rank = pc_try_alloc(n, sizeof *start_rank, "new chain starts");
+  int *slot_rank = pc_try_alloc((size_t)chains, sizeof *slot_rank, "free chain slots");
+  int *split_rank = pc_try_alloc((size_t)chains, sizeof *split_rank, "chains to split");
   int *free_list = pc_try_alloc((size_t)chains, sizeof *free_list, "free chain slots");
   long pending_count[1] = {0};
   if (!owner || !chain_of || !cparent || !lowest || !pending || !slot_uid || !slot_count || !slot_of || !seeds ||
@@ -835,8 +835,8 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
     return -1;
   }
   const size_t nseeds = (size_t)chains * (size_t)capacity, nquar = (size_t)chains * qcap;
-  result->working_bytes += n * (6 * sizeof(int) + sizeof(char) + sizeof(long)) + (nseeds + nquar) * sizeof(int) +
-                           (size_t)chains * (3 * sizeof(int) + 2 * sizeof(long));
+  result->working_bytes += n * (7 * sizeof(int) + sizeof(char)) + (nseeds + nquar) * sizeof(int) +
+                           (size_t)chains * 5 * sizeof(int);
   /* device: per point (n): owner chain, chain_of, cparent (chain collisions), lowest core index,
    * pending (put-aside seeds), slot_of, start_rank (new chain starts); seeds[chains * capacity]
    * seed lists, quarantine[chains * qcap]; per chain slot (chains): slot_uid, slot_count,
@@ -873,7 +873,7 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
       if (slot_uid[c] >= 0 && slot_count[c] == 0) slot_uid[c] = -1; /* finished */
       slot_rank[c] = slot_uid[c] < 0;
     }
-    const long free_slots = pc_exclusive_scan(slot_rank, (size_t)chains);
+    const long free_slots = pc_exclusive_scan_int(slot_rank, (size_t)chains);
     if (free_slots < 0) {
       rc = -1;
       break;
@@ -890,7 +890,7 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
       const size_t base = scan_from;
       PAR_FOR()
       for (size_t t = 0; t < window; t++) start_rank[t] = owner[base + t] == DB_UNCLAIMED;
-      const long found = pc_exclusive_scan(start_rank, window);
+      const long found = pc_exclusive_scan_int(start_rank, window);
       if (found < 0) {
         rc = -1;
         break;
@@ -917,7 +917,7 @@ static int db_connect_chains(DB_INDEX_PARAMS, double eps2, const db_params *para
     if (starts < free_slots && scan_from >= n) {
       PAR_FOR()
       for (int c = 0; c < chains; c++) split_rank[c] = slot_uid[c] >= 0 && slot_count[c] >= 2;
-      const long splittable = pc_exclusive_scan(split_rank, (size_t)chains);
+      const long splittable = pc_exclusive_scan_int(split_rank, (size_t)chains);
       if (splittable < 0) {
         rc = -1;
         break;
@@ -1050,7 +1050,7 @@ static int cmp_float(const void *a, const void *b) {
  * Fills order (points in page order), start (page starts, fanout^levels + 1 entries) and each
  * node's range in its dimension (empty nodes get an empty range). Returns 0, or -1 with a
  * pc_fail message when its sort buffer cannot be allocated. */
-static int db_build_directory(const float *x, size_t n, size_t d, int levels, int fanout, int *order, long *start,
+static int db_build_directory(const float *x, size_t n, size_t d, int levels, int fanout, int *order, int *start,
                                float *node_lo, float *node_hi) {
   typedef struct {
     float key;
@@ -1083,11 +1083,11 @@ static int db_build_directory(const float *x, size_t n, size_t d, int levels, in
         const long node = off + part * fanout + c;
         node_lo[node] = b < e ? x[(size_t)order[b] * d + (size_t)l] : INFINITY;
         node_hi[node] = b < e ? x[(size_t)order[e - 1] * d + (size_t)l] : -INFINITY;
-        if (l == levels - 1) start[part * fanout + c] = (long)b;
+        if (l == levels - 1) start[part * fanout + c] = (int)b;
       }
     }
   }
-  start[parts] = (long)n;
+  start[parts] = (int)n;
   free(buf);
   return 0;
 }
@@ -1100,7 +1100,7 @@ static int db_build_directory(const float *x, size_t n, size_t d, int levels, in
  * in its slot (in_cell, n of scratch) from the count it increments, so the sort's scatter needs
  * no second atomic pass. The view reads x, not yet xs. 0, or -1 with a pc_fail message (memory
  * for the prefix sums). */
-static int db_build_grid(db_geometry geo, const float *x, const double *lo, long *region, long *start, int *claim,
+static int db_build_grid(db_geometry geo, const float *x, const double *lo, int *region, int *start, int *claim,
                          unsigned *cell_slot, int *in_cell, int *order) {
   const size_t n = geo.n, d = geo.d, nslots = 2 * n, nregions = (size_t)1 << (geo.gd * geo.region_bits);
   PAR_FOR()
@@ -1115,7 +1115,7 @@ static int db_build_grid(db_geometry geo, const float *x, const double *lo, long
     PAR_ATOMIC
     region[r] += 1;
   }
-  if (pc_exclusive_scan(region, nregions + 1) < 0) return -1;
+  if (pc_exclusive_scan_int(region, nregions + 1) < 0) return -1;
   PAR_FOR()
   for (size_t h = 0; h <= nslots; h++) {
     start[h] = 0;
@@ -1138,12 +1138,12 @@ static int db_build_grid(db_geometry geo, const float *x, const double *lo, long
       if (db_same_cell(&v, x + (size_t)seen * d, cell)) break;
     }
     cell_slot[i] = (unsigned)h; /* 2n slots, n < 2^31 points */
-    long rank;
+    int rank;
     PAR_ATOMIC_CAPTURE
     rank = start[h]++;
-    in_cell[i] = (int)rank;
+    in_cell[i] = rank;
   }
-  if (pc_exclusive_scan(start, nslots + 1) < 0) return -1;
+  if (pc_exclusive_scan_int(start, nslots + 1) < 0) return -1;
   PAR_FOR()
   for (size_t i = 0; i < n; i++) order[start[cell_slot[i]] + in_cell[i]] = (int)i;
   return 0;
@@ -1159,19 +1159,19 @@ static int db_build_grid(db_geometry geo, const float *x, const double *lo, long
  * cells. cell_slot[i]: input point i's slot (db_build_grid). Each (cell, neighbouring cell) pair
  * is a loop iteration of its own: an iteration per cell left six GPU threads in seven idle at
  * 10M x 3 (the positions that do not begin a cell). 0, or -1 with a pc_fail message (memory). */
-static int db_build_neighbour_lists(db_geometry geo, const float *xs, const double *lo, const long *region,
-                                    const long *start, const int *order, const unsigned *cell_slot, long *cell_rank,
+static int db_build_neighbour_lists(db_geometry geo, const float *xs, const double *lo, const int *region,
+                                    const int *start, const int *order, const unsigned *cell_slot, int *cell_rank,
                                     int *cell_of, int *cell_first, int **near_out, size_t *cells_out) {
   const size_t n = geo.n, d = geo.d, around = (size_t)geo.cells_around;
   PAR_FOR()
-  for (size_t s = 0; s < n; s++) cell_rank[s] = (long)s == start[cell_slot[order[s]]];
-  const long cells = pc_exclusive_scan(cell_rank, n);
+  for (size_t s = 0; s < n; s++) cell_rank[s] = (size_t)start[cell_slot[order[s]]] == s;
+  const long cells = pc_exclusive_scan_int(cell_rank, n);
   if (cells < 0) return -1;
   PAR_FOR()
   for (size_t s = 0; s < n; s++) {
-    const long begin = start[cell_slot[order[s]]];
-    cell_of[s] = (int)cell_rank[begin];
-    if ((long)s == begin) cell_first[cell_of[s]] = (int)s;
+    const int begin = start[cell_slot[order[s]]];
+    cell_of[s] = cell_rank[begin];
+    if ((size_t)begin == s) cell_first[cell_of[s]] = (int)s;
   }
   size_t entries = 0;
   if (pc_mul_size((size_t)cells, 2 * around, &entries, "grid neighbour lists") != 0) return -1;
@@ -1239,7 +1239,7 @@ static void db_rank_nearest_first(db_geometry *geo) {
  * stored there with an older grandparent (whose lowest[] entry is unset). So the root of s is
  * kept in slabel[s], which only the iteration of s writes, and parent[] is only ever read
  * through db_find. */
-long db_number_clusters(size_t n, const int *core, const int *order, int *parent, int *lowest, long *root_rank,
+long db_number_clusters(size_t n, const int *core, const int *order, int *parent, int *lowest, int *root_rank,
                         int *slabel) {
   PAR_FOR()
   for (size_t i = 0; i < n; i++) {
@@ -1256,11 +1256,11 @@ long db_number_clusters(size_t n, const int *core, const int *order, int *parent
   PAR_FOR()
   for (size_t s = 0; s < n; s++)
     if (core[s] && lowest[slabel[s]] == order[s]) root_rank[order[s]] = 1;
-  const long clusters = pc_exclusive_scan(root_rank, n);
+  const long clusters = pc_exclusive_scan_int(root_rank, n);
   if (clusters < 0) return -1;
   PAR_FOR()
   for (size_t s = 0; s < n; s++)
-    if (core[s]) slabel[s] = (int)root_rank[lowest[slabel[s]]];
+    if (core[s]) slabel[s] = root_rank[lowest[slabel[s]]];
   return clusters;
 }
 
@@ -1383,8 +1383,8 @@ int dbscan_run_given(const float *x, size_t n, size_t d, const db_params *params
   }
   const size_t nlo = d > 0 ? d : 1, nx = n * d;
   double *lo = pc_try_alloc(nlo, sizeof *lo, "grid origin");
-  long *region = pc_try_alloc(nregion, sizeof *region, "grid regions");
-  long *start = pc_try_alloc(nstart, sizeof *start, "index ranges");
+  int *region = pc_try_alloc(nregion, sizeof *region, "grid regions");
+  int *start = pc_try_alloc(nstart, sizeof *start, "index ranges");
   int *claim = pc_try_alloc(nslots, sizeof *claim, "grid cell table");
   int *order = pc_try_alloc(n, sizeof *order, "index order");
   float *xs = pc_try_alloc(nx, sizeof *xs, "points in index order");
@@ -1393,7 +1393,7 @@ int dbscan_run_given(const float *x, size_t n, size_t d, const db_params *params
   int *parent = pc_try_alloc(n, sizeof *parent, "union-find parents");
   int *lowest = pc_try_alloc(n, sizeof *lowest, "lowest index per cluster");
   int *scratch = pc_try_alloc(n, sizeof *scratch, "grid cells, then labels in index order");
-  long *root_rank = pc_try_alloc(n, sizeof *root_rank, "cluster numbering");
+  int *root_rank = pc_try_alloc(n, sizeof *root_rank, "cluster numbering");
   int *core = pc_try_alloc(n, sizeof *core, "core flags");
   const int listed = kind == DB_INDEX_GRID && geo.gd <= DB_NEAR_MAX_DIM; /* db_build_neighbour_lists */
   const size_t ncell_of = listed ? n : 1;
@@ -1407,8 +1407,8 @@ int dbscan_run_given(const float *x, size_t n, size_t d, const db_params *params
   if (!lo || !region || !start || !claim || !order || !xs || !node_lo || !node_hi || !parent || !lowest || !scratch ||
       !root_rank || !core || !cell_of || !xt || !span)
     rc = -1;
-  result->working_bytes = 2 * nx * sizeof(float) + nlo * sizeof(double) + (nregion + nstart) * sizeof(long) +
-                          nslots * sizeof(int) + 2 * nnodes * sizeof(float) + n * (6 * sizeof(int) + sizeof(long)) +
+  result->working_bytes = 2 * nx * sizeof(float) + nlo * sizeof(double) + (nregion + nstart) * sizeof(int) +
+                          nslots * sizeof(int) + 2 * nnodes * sizeof(float) + n * 7 * sizeof(int) +
                           ncell_of * sizeof(int) + (tiled ? nxt * sizeof(float) : 0);
   if (rc) goto done;
 

@@ -112,7 +112,7 @@ int dbscan_run_ranks(const float *x, size_t n, size_t d, const db_params *params
  * order[s]: its input index), writes each core position's cluster id to slabel[s] (ids in the
  * order of each cluster's smallest input index) and returns the number of clusters (-1 with a
  * pc_fail message when the prefix sum finds no memory). lowest and root_rank are scratch (n entries each). In the gpu variant every array must be on the device. */
-long db_number_clusters(size_t n, const int *core, const int *order, int *parent, int *lowest, long *root_rank,
+long db_number_clusters(size_t n, const int *core, const int *order, int *parent, int *lowest, int *root_rank,
                         int *slabel);
 
 #endif

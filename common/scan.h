@@ -13,6 +13,9 @@
  * threads, and has the same bits in every variant. The integer scan, of counts (non-negative:
  * -1 is its failure), is exact in any order and takes a GPU's shape instead (scan.c). */
 long pc_exclusive_scan(long *a, size_t n);
+/* The same over int counts whose total is below 2^31 (positions and counts of at most
+ * PC_MAX_POINTS points): half the bytes of the long scan. */
+long pc_exclusive_scan_int(int *a, size_t n);
 double pc_exclusive_scan_f64(double *a, size_t n);
 
 #ifndef PC_SCAN_BLOCK

@@ -198,7 +198,7 @@ def test_projected_grid_takes_the_widest_dimensions(seq, work):
     assert cells > 1000
     n, d, slots, regions = len(x), 8, 2 * len(x), len(x) + 1  # 2 slots a point; at most n regions, then n
     tiles = -(-n // 16) * 16 * d
-    assert rep["working_bytes"] == (2 * n * d * 4 + d * 8 + slots * 12 + 8 + regions * 8 + 2 * 4 + n * (6 * 4 + 8)
+    assert rep["working_bytes"] == (2 * n * d * 4 + d * 8 + slots * 8 + 4 + regions * 4 + 2 * 4 + n * 7 * 4
                                     + n * 4 + cells * 27 * 2 * 4 + tiles * 4)
 
 
@@ -250,10 +250,9 @@ def test_report_fields(seq, work):
 
 def test_report_counts_the_working_memory(seq, work):
     """The report's working memory is the sum of the arrays the run works on: for the grid, two
-    copies of the points (input and index order), a cell table of 2n slots (an 8-byte start of range
-    and a 4-byte claim each, and n after the last start), the starts of at most n regions and n (8
-    bytes each), the grid
-    origin, six int and one long array per point, and
+    copies of the points (input and index order), a cell table of 2n slots (a 4-byte start of range
+    and a 4-byte claim each, and n after the last start), the starts of at most n regions and n (4
+    bytes each), the grid origin, seven int arrays per point, and
     at d <= 3 each point's cell (an int) and each occupied cell's 3^d neighbouring ranges (two ints
     each); the chains method adds its own arrays."""
     n, d, eps = 3000, 2, 0.5
@@ -264,7 +263,7 @@ def test_report_counts_the_working_memory(seq, work):
     cells = len(np.unique(np.floor((x - x.min(axis=0)) / (eps * (1 + 2.0**-20))), axis=0))
     _, rep = run_dbscan(seq, work, spec, eps, 5)
     slots, regions = 2 * n, n + 1
-    expected = (2 * n * d * 4 + d * 8 + (slots + 1) * 8 + slots * 4 + regions * 8 + 2 * 4 + n * (6 * 4 + 8) + n * 4
+    expected = (2 * n * d * 4 + d * 8 + (slots + 1) * 4 + slots * 4 + regions * 4 + 2 * 4 + n * 7 * 4 + n * 4
                 + cells * 3**d * 2 * 4)
     assert rep["working_bytes"] == expected
     assert rep["working_bytes_per_point"] == pytest.approx(expected / n)

@@ -1114,27 +1114,34 @@ static void test_wheel_pick(void) {
   CHECK(zero_mass_picks == 0);
 }
 
-/* The integer scan against a serial one: sizes around its tile (2,048) and its tile squared (two
- * levels of tile sums), counts with zeros and large values (the host builds: seq and omp). */
+/* The integer scans against a serial one: sizes around their tile (2,048) and its tile squared (two
+ * levels of tile sums), counts with zeros and large values (the host builds: seq and omp); the int
+ * scan's counts sum to less than 2^31, as its contract asks. */
 static void test_exclusive_scan_counts(void) {
   const size_t sizes[] = {0, 1, 2, 7, 8, 9, 2047, 2048, 2049, 4097, 100003, 2048 * 2048 + 3};
   for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
     const size_t n = sizes[si];
     long *a = pc_xalloc(n ? n : 1, sizeof *a, "counts"), *want = pc_xalloc(n ? n : 1, sizeof *want, "reference");
-    long running = 0;
+    int *narrow = pc_xalloc(n ? n : 1, sizeof *narrow, "int counts");
+    long *narrow_want = pc_xalloc(n ? n : 1, sizeof *narrow_want, "int reference");
+    long running = 0, narrow_running = 0;
     for (size_t i = 0; i < n; i++) {
       const double u = pc_hash_uniform(5, 97, (uint64_t)i);
       a[i] = u < 0.3 ? 0 : u < 0.999 ? (long)(u * 100.0) : (long)1 << 40;
+      narrow[i] = u < 0.3 ? 0 : u < 0.999 ? (int)(u * 100.0) : 1 << 12;
       want[i] = running;
+      narrow_want[i] = narrow_running;
       running += a[i];
+      narrow_running += narrow[i];
     }
-    const long total = pc_exclusive_scan(a, n);
+    const long total = pc_exclusive_scan(a, n), narrow_total = pc_exclusive_scan_int(narrow, n);
     CHECK(total == running);
+    CHECK(narrow_total == narrow_running);
     size_t wrong = 0;
-    for (size_t i = 0; i < n; i++) wrong += a[i] != want[i];
+    for (size_t i = 0; i < n; i++) wrong += a[i] != want[i] || narrow[i] != narrow_want[i];
     if (wrong) fprintf(stderr, "scan of %zu counts: %zu prefix sums wrong\n", n, wrong);
     CHECK(wrong == 0);
-    free(a), free(want);
+    free(a), free(want), free(narrow), free(narrow_want);
   }
 }
 
@@ -1151,7 +1158,7 @@ static void test_dbscan_cluster_numbering(void) {
   const size_t n = (size_t)1 << 20, chains = 5;
   int *parent = malloc(n * sizeof *parent), *core = malloc(n * sizeof *core), *order = malloc(n * sizeof *order);
   int *lowest = malloc(n * sizeof *lowest), *slabel = malloc(n * sizeof *slabel);
-  long *root_rank = malloc(n * sizeof *root_rank);
+  int *root_rank = malloc(n * sizeof *root_rank);
 #if defined(_OPENMP)
   const int threads_before = omp_get_max_threads();
   omp_set_num_threads(32);
