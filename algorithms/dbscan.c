@@ -1382,35 +1382,33 @@ int dbscan_run_given(const float *x, size_t n, size_t d, const db_params *params
     nstart = nnodes - (size_t)db_level_offset(geo.fanout, geo.levels - 1) + 1; /* pages + 1 */
   }
   const size_t nlo = d > 0 ? d : 1, nx = n * d;
-  double *lo = pc_try_alloc(nlo, sizeof *lo, "grid origin");
-  int *region = pc_try_alloc(nregion, sizeof *region, "grid regions");
-  int *start = pc_try_alloc(nstart, sizeof *start, "index ranges");
-  int *claim = pc_try_alloc(nslots, sizeof *claim, "grid cell table");
-  int *order = pc_try_alloc(n, sizeof *order, "index order");
-  float *xs = pc_try_alloc(nx, sizeof *xs, "points in index order");
-  float *node_lo = pc_try_alloc(nnodes, sizeof *node_lo, "directory nodes");
-  float *node_hi = pc_try_alloc(nnodes, sizeof *node_hi, "directory nodes");
-  int *parent = pc_try_alloc(n, sizeof *parent, "union-find parents");
-  int *lowest = pc_try_alloc(n, sizeof *lowest, "lowest index per cluster");
-  int *scratch = pc_try_alloc(n, sizeof *scratch, "grid cells, then labels in index order");
-  int *root_rank = pc_try_alloc(n, sizeof *root_rank, "cluster numbering");
-  int *core = pc_try_alloc(n, sizeof *core, "core flags");
   const int listed = kind == DB_INDEX_GRID && geo.gd <= DB_NEAR_MAX_DIM; /* db_build_neighbour_lists */
   const size_t ncell_of = listed ? n : 1;
-  int *cell_of = pc_try_alloc(ncell_of, sizeof *cell_of, "cell of each point");
   const size_t nxt = tiled ? (n + DB_TILE - 1) / DB_TILE * DB_TILE * d : 1; /* whole tiles */
-  float *xt = pc_try_alloc(nxt, sizeof *xt, "points in tiles");
+  /* The int arrays in one allocation and the float ones in another, each mapped once: every
+   * device allocation costs a call to the driver and its release a synchronising one, 14 of them
+   * at the end of a run before (tens of microseconds each). Target regions find each array by its
+   * address inside its block. */
+  const size_t nints = nregion + nstart + nslots + 6 * n + ncell_of, nfloats = nx + 2 * nnodes + (tiled ? nxt : 0);
+  double *lo = pc_try_alloc(nlo, sizeof *lo, "grid origin");
+  int *ints = pc_try_alloc(nints, sizeof *ints, "grid index and per-point arrays");
+  float *floats = pc_try_alloc(nfloats, sizeof *floats, "points in index order");
   double *span = pc_try_alloc(nlo, sizeof *span, "spans of the dimensions");
   int *near = NULL;
   size_t cells = 0;
   int rc = 0;
-  if (!lo || !region || !start || !claim || !order || !xs || !node_lo || !node_hi || !parent || !lowest || !scratch ||
-      !root_rank || !core || !cell_of || !xt || !span)
-    rc = -1;
+  if (!lo || !ints || !floats || !span) {
+    free(lo), free(ints), free(floats), free(span);
+    return -1;
+  }
+  int *region = ints, *start = region + nregion, *claim = start + nstart, *order = claim + nslots;
+  int *parent = order + n, *lowest = parent + n, *scratch = lowest + n, *root_rank = scratch + n, *core = root_rank + n;
+  int *cell_of = core + n;
+  float *xs = floats, *node_lo = xs + nx, *node_hi = node_lo + nnodes;
+  float *xt = tiled ? node_hi + nnodes : xs; /* not read without tiles */
   result->working_bytes = 2 * nx * sizeof(float) + nlo * sizeof(double) + (nregion + nstart) * sizeof(int) +
                           nslots * sizeof(int) + 2 * nnodes * sizeof(float) + n * 7 * sizeof(int) +
                           ncell_of * sizeof(int) + (tiled ? nxt * sizeof(float) : 0);
-  if (rc) goto done;
 
   const double t_start = pc_now();
   double t0 = t_start;
@@ -1425,11 +1423,8 @@ int dbscan_run_given(const float *x, size_t n, size_t d, const db_params *params
    * index order, node_lo/node_hi[nnodes] directory ranges; made there, region[nregion] the grid's
    * region starts, xs[n * d] points in index order, claim[nslots] cell table, per point (n) parent
    * (union-find), lowest, scratch, root_rank, core flags, labels; xt[nxt] the points in tiles
-   * (d >= DB_TILED_MIN_DIM). */
-  DEV_ENTER(map(to : x[0 : nx]) map(alloc : lo[0 : nlo])
-            map(alloc : region[0 : nregion], start[0 : nstart], order[0 : n], node_lo[0 : nnodes],
-                node_hi[0 : nnodes], xs[0 : nx], claim[0 : nslots], parent[0 : n], lowest[0 : n], scratch[0 : n],
-                root_rank[0 : n], core[0 : n], labels[0 : n], cell_of[0 : ncell_of], xt[0 : nxt]))
+   * (d >= DB_TILED_MIN_DIM). All but x, lo and labels in the blocks ints and floats. */
+  DEV_ENTER(map(to : x[0 : nx]) map(alloc : lo[0 : nlo], ints[0 : nints], floats[0 : nfloats], labels[0 : n]))
   if (kind == DB_INDEX_DIRECTORY) {
     DEV_UPDATE(to(start[0 : nstart], order[0 : n], node_lo[0 : nnodes], node_hi[0 : nnodes]))
   }
@@ -1568,10 +1563,7 @@ int dbscan_run_given(const float *x, size_t n, size_t d, const db_params *params
   }
   /* the input released, not deleted: a caller that mapped it (dbscan_ranks.c) keeps it there */
   DEV_EXIT(map(release : x[0 : nx]))
-  DEV_EXIT(map(delete : lo[0 : nlo], region[0 : nregion], start[0 : nstart], order[0 : n],
-               node_lo[0 : nnodes], node_hi[0 : nnodes], xs[0 : nx], claim[0 : nslots], parent[0 : n],
-               lowest[0 : n], scratch[0 : n], root_rank[0 : n], core[0 : n], labels[0 : n], cell_of[0 : ncell_of],
-               xt[0 : nxt]))
+  DEV_EXIT(map(delete : lo[0 : nlo], ints[0 : nints], floats[0 : nfloats], labels[0 : n]))
   if (core_in) {
     DEV_EXIT(map(delete : core_in[0 : n]))
     if (label_in) {
@@ -1590,7 +1582,6 @@ int dbscan_run_given(const float *x, size_t n, size_t d, const db_params *params
   result->noise = n_noise;
   result->border = (long)n - n_core - n_noise;
 done:
-  free(lo), free(region), free(start), free(claim), free(order), free(xs), free(node_lo), free(node_hi), free(parent);
-  free(lowest), free(scratch), free(root_rank), free(core), free(cell_of), free(near), free(xt), free(span);
+  free(lo), free(ints), free(floats), free(near), free(span);
   return rc;
 }
