@@ -100,6 +100,19 @@ PC_KNOB(DB_JOIN_THREADS)
 #define DB_JOIN_ROUND DB_JOIN_ROUND_DEFAULT
 #endif
 PC_KNOB(DB_JOIN_ROUND)
+/* GPU threads per team of the list walks' core count and links: measured (docs/performance.md,
+ * 2026-11-28), smaller teams for the count, whose early stop at min_pts leaves a team waiting on
+ * its slowest thread, larger ones for the links */
+#define DB_CORE_THREADS_DEFAULT 128
+#ifndef DB_CORE_THREADS
+#define DB_CORE_THREADS DB_CORE_THREADS_DEFAULT
+#endif
+PC_KNOB(DB_CORE_THREADS)
+#define DB_LINK_THREADS_DEFAULT 512
+#ifndef DB_LINK_THREADS
+#define DB_LINK_THREADS DB_LINK_THREADS_DEFAULT
+#endif
+PC_KNOB(DB_LINK_THREADS)
 _Static_assert(DB_JOIN_ROUND >= 1 && DB_JOIN_ROUND <= 32, "a round's candidates are the bits of an unsigned mask");
 #define DB_JOIN_MAX_DIM 128
 _Static_assert(DB_TILE >= 1 && DB_TILE <= 32, "a tile's candidates are the bits of an unsigned mask");
@@ -620,6 +633,7 @@ DEV_FUNCS_END
  * parts of the data are contiguous: on the host, small dynamic chunks keep the threads evenly
  * loaded; on the GPU, consecutive positions in a warp read the same cells. */
 #define DB_NEIGHBOUR_LOOP HOST_ONLY(schedule(dynamic, 256)) GPU_THREADS
+#define DB_NEIGHBOUR_LOOP_OF(threads) HOST_ONLY(schedule(dynamic, 256)) GPU_ONLY(thread_limit(threads))
 
 /* The index as the functions below receive it: scalars, and the device arrays one by one (so that
  * each is translated to its device address when a target region captures it). */
@@ -750,7 +764,7 @@ static int db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, con
       parent[i] = (int)i;
     }
   } else if (by_list) {
-    PAR_FOR(DB_NEIGHBOUR_LOOP)
+    PAR_FOR(DB_NEIGHBOUR_LOOP_OF(DB_CORE_THREADS))
     for (size_t i = 0; i < n; i++) {
       const int *list = near + (size_t)cell_of[i] * (size_t)around * 2;
       core[i] = db_list_count(xs, d, list, around, i, min_pts, eps2) >= min_pts;
@@ -773,7 +787,7 @@ static int db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, con
   } else if (by_list) { /* the core positions listed first (db_list_positions) */
     const long cores = db_list_positions(n, core, 1, rank, at);
     if (cores < 0) return -1;
-    PAR_FOR(DB_NEIGHBOUR_LOOP)
+    PAR_FOR(DB_NEIGHBOUR_LOOP_OF(DB_LINK_THREADS))
     for (long k = 0; k < cores; k++) {
       const size_t i = (size_t)at[k];
       db_list_link(xs, d, near + (size_t)cell_of[i] * (size_t)around * 2, around, i, core, parent, eps2);
