@@ -56,13 +56,18 @@ double pc_exclusive_scan_f64(double *a, size_t n) {
 #define PC_SCAN_TEAM_THREADS 256
 #define PC_SCAN_TILE (PC_SCAN_RUN * PC_SCAN_TEAM_THREADS)
 
-/* sum = the sum of run t of tile b (the elements of a[0 .. n) among them). */
-#define PC_SCAN_RUN_SUM(a, n, b, t, sum)                                                   \
-  do {                                                                                     \
-    const size_t first_ = (b) * PC_SCAN_TILE + (t) * PC_SCAN_RUN;                          \
-    sum = 0;                                                                               \
-    for (size_t i_ = first_; i_ < first_ + PC_SCAN_RUN && i_ < (n); i_++) sum += (a)[i_]; \
-  } while (0)
+/* part[t] = the sum of run t of tile b (the elements of a[0 .. n) among them), for each of the
+ * team's runs: part in team memory, a run a thread. */
+#define PC_SCAN_TEAM_RUN_SUMS(a, n, b, part)                                                          \
+  long part[PC_SCAN_TEAM_THREADS];                                                                    \
+  TEAM_LOCAL(part)                                                                                    \
+  TEAM_PAR_FOR(default(firstprivate) shared(part))                                                    \
+  for (size_t t = 0; t < PC_SCAN_TEAM_THREADS; t++) {                                                 \
+    const size_t first_ = (b) * PC_SCAN_TILE + t * PC_SCAN_RUN;                                       \
+    long sum_ = 0;                                                                                    \
+    for (size_t i_ = first_; i_ < first_ + PC_SCAN_RUN && i_ < (n); i_++) sum_ += (a)[i_];             \
+    part[t] = sum_;                                                                                   \
+  }
 
 /* The body of pc_exclusive_scan (T long) and pc_exclusive_scan_int (T int): two parallel loops
  * over the tiles, the tiles' totals scanned between them. */
@@ -75,10 +80,7 @@ double pc_exclusive_scan_f64(double *a, size_t n) {
   if (tiles > 1) { /* each tile's total, then their exclusive scan: the tiles' offsets, sums[tiles] the total */ \
     PAR_TEAMS_FOR(GPU_TEAMS(tiles < INT_MAX ? (int)tiles : INT_MAX, PC_SCAN_TEAM_THREADS))                      \
     for (size_t b = 0; b < tiles; b++) {                                                                        \
-      long part[PC_SCAN_TEAM_THREADS];                                                                          \
-      TEAM_LOCAL(part)                                                                                          \
-      TEAM_PAR_FOR(default(firstprivate) shared(part))                                                          \
-      for (size_t t = 0; t < PC_SCAN_TEAM_THREADS; t++) PC_SCAN_RUN_SUM(a, n, b, t, part[t]);                  \
+      PC_SCAN_TEAM_RUN_SUMS(a, n, b, part)                                                                      \
       long tile_sum = 0;                                                                                        \
       for (size_t t = 0; t < PC_SCAN_TEAM_THREADS; t++) tile_sum += part[t];                                    \
       sums[b] = tile_sum;                                                                                       \
@@ -89,10 +91,7 @@ double pc_exclusive_scan_f64(double *a, size_t n) {
   if (total >= 0) { /* each tile from its offset: the runs' offsets by the team's first thread, then each run */ \
     PAR_TEAMS_FOR(GPU_TEAMS(tiles < INT_MAX ? (int)tiles : INT_MAX, PC_SCAN_TEAM_THREADS))                      \
     for (size_t b = 0; b < tiles; b++) {                                                                        \
-      long part[PC_SCAN_TEAM_THREADS];                                                                          \
-      TEAM_LOCAL(part)                                                                                          \
-      TEAM_PAR_FOR(default(firstprivate) shared(part))                                                          \
-      for (size_t t = 0; t < PC_SCAN_TEAM_THREADS; t++) PC_SCAN_RUN_SUM(a, n, b, t, part[t]);                  \
+      PC_SCAN_TEAM_RUN_SUMS(a, n, b, part)                                                                      \
       long running = tiles > 1 ? sums[b] : 0;                                                                   \
       for (size_t t = 0; t < PC_SCAN_TEAM_THREADS; t++) {                                                       \
         const long v = part[t];                                                                                 \
