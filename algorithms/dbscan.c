@@ -632,8 +632,8 @@ DEV_FUNCS_END
 /* The schedule of the loops that walk neighbourhoods. Positions follow space, so the dense
  * parts of the data are contiguous: on the host, small dynamic chunks keep the threads evenly
  * loaded; on the GPU, consecutive positions in a warp read the same cells. */
-#define DB_NEIGHBOUR_LOOP HOST_ONLY(schedule(dynamic, 256)) GPU_THREADS
 #define DB_NEIGHBOUR_LOOP_OF(threads) HOST_ONLY(schedule(dynamic, 256)) GPU_ONLY(thread_limit(threads))
+#define DB_NEIGHBOUR_LOOP DB_NEIGHBOUR_LOOP_OF(PC_GPU_THREADS)
 
 /* The index as the functions below receive it: scalars, and the device arrays one by one (so that
  * each is translated to its device address when a target region captures it). */
@@ -1420,9 +1420,9 @@ int dbscan_run_given(const float *x, size_t n, size_t d, const db_params *params
   int *cell_of = core + n;
   float *xs = floats, *node_lo = xs + nx, *node_hi = node_lo + nnodes;
   float *xt = tiled ? node_hi + nnodes : xs; /* not read without tiles */
-  result->working_bytes = 2 * nx * sizeof(float) + nlo * sizeof(double) + (nregion + nstart) * sizeof(int) +
-                          nslots * sizeof(int) + 2 * nnodes * sizeof(float) + n * 7 * sizeof(int) +
-                          ncell_of * sizeof(int) + (tiled ? nxt * sizeof(float) : 0);
+  /* the input's copy, the grid origin, the two blocks and the labels */
+  result->working_bytes = nx * sizeof(float) + nlo * sizeof(double) + nints * sizeof(int) + nfloats * sizeof(float) +
+                          n * sizeof(int);
 
   const double t_start = pc_now();
   double t0 = t_start;
