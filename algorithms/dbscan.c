@@ -100,15 +100,16 @@ PC_KNOB(DB_JOIN_THREADS)
 #define DB_JOIN_ROUND DB_JOIN_ROUND_DEFAULT
 #endif
 PC_KNOB(DB_JOIN_ROUND)
-/* GPU threads per team of the list walks' core count and links: measured (docs/performance.md,
- * 2026-11-28), smaller teams for the count, whose early stop at min_pts leaves a team waiting on
- * its slowest thread, larger ones for the links */
-#define DB_CORE_THREADS_DEFAULT 128
+/* GPU threads per team of the list walks' core count and links, a team a block of positions
+ * (DB_NEIGHBOUR_LOOP_OF): measured (docs/performance.md, 2026-11-28), smaller teams for the count,
+ * whose early stop at min_pts leaves a team waiting on its slowest thread, larger ones for the
+ * links */
+#define DB_CORE_THREADS_DEFAULT 64
 #ifndef DB_CORE_THREADS
 #define DB_CORE_THREADS DB_CORE_THREADS_DEFAULT
 #endif
 PC_KNOB(DB_CORE_THREADS)
-#define DB_LINK_THREADS_DEFAULT 512
+#define DB_LINK_THREADS_DEFAULT 128
 #ifndef DB_LINK_THREADS
 #define DB_LINK_THREADS DB_LINK_THREADS_DEFAULT
 #endif
@@ -629,11 +630,15 @@ static inline int db_list_label(const float *xs, size_t d, const int *list, int 
 
 DEV_FUNCS_END
 
-/* The schedule of the loops that walk neighbourhoods. Positions follow space, so the dense
- * parts of the data are contiguous: on the host, small dynamic chunks keep the threads evenly
- * loaded; on the GPU, consecutive positions in a warp read the same cells. */
-#define DB_NEIGHBOUR_LOOP_OF(threads) HOST_ONLY(schedule(dynamic, 256)) GPU_ONLY(thread_limit(threads))
-#define DB_NEIGHBOUR_LOOP DB_NEIGHBOUR_LOOP_OF(PC_GPU_THREADS)
+/* The schedule of the loops that walk neighbourhoods, of `iterations` iterations. Positions
+ * follow space, so the dense parts of the data are contiguous: on the host, small dynamic chunks
+ * keep the threads evenly loaded; on the GPU, consecutive positions in a warp read the same
+ * cells, and each team walks one block of `threads` positions (pc_block_teams): a team that
+ * looped over blocks would wait at the end of each for its slowest thread, where a team that
+ * ends frees its room on the GPU at once for the next. */
+#define DB_NEIGHBOUR_LOOP_OF(threads, iterations) \
+  HOST_ONLY(schedule(dynamic, 256)) GPU_TEAMS(pc_block_teams(iterations, threads), threads)
+#define DB_NEIGHBOUR_LOOP(iterations) DB_NEIGHBOUR_LOOP_OF(PC_GPU_THREADS, iterations)
 
 /* The index as the functions below receive it: scalars, and the device arrays one by one (so that
  * each is translated to its device address when a target region captures it). */
@@ -764,14 +769,14 @@ static int db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, con
       parent[i] = (int)i;
     }
   } else if (by_list) {
-    PAR_FOR(DB_NEIGHBOUR_LOOP_OF(DB_CORE_THREADS))
+    PAR_FOR(DB_NEIGHBOUR_LOOP_OF(DB_CORE_THREADS, n))
     for (size_t i = 0; i < n; i++) {
       const int *list = near + (size_t)cell_of[i] * (size_t)around * 2;
       core[i] = db_list_count(xs, d, list, around, i, min_pts, eps2) >= min_pts;
       parent[i] = (int)i;
     }
   } else {
-    PAR_FOR(DB_NEIGHBOUR_LOOP)
+    PAR_FOR(DB_NEIGHBOUR_LOOP(n))
     for (size_t i = 0; i < n; i++) {
       const db_view v = DB_VIEW;
       core[i] = db_count_neighbours(&v, i, min_pts, eps2) >= min_pts;
@@ -787,13 +792,13 @@ static int db_connect_union_find(DB_INDEX_PARAMS, double eps2, long min_pts, con
   } else if (by_list) { /* the core positions listed first (db_list_positions) */
     const long cores = db_list_positions(n, core, 1, rank, at);
     if (cores < 0) return -1;
-    PAR_FOR(DB_NEIGHBOUR_LOOP_OF(DB_LINK_THREADS))
+    PAR_FOR(DB_NEIGHBOUR_LOOP_OF(DB_LINK_THREADS, (size_t)cores))
     for (long k = 0; k < cores; k++) {
       const size_t i = (size_t)at[k];
       db_list_link(xs, d, near + (size_t)cell_of[i] * (size_t)around * 2, around, i, core, parent, eps2);
     }
   } else {
-    PAR_FOR(DB_NEIGHBOUR_LOOP)
+    PAR_FOR(DB_NEIGHBOUR_LOOP(n))
     for (size_t i = 0; i < n; i++) {
       if (!core[i]) continue;
       const db_view v = DB_VIEW;
@@ -1541,22 +1546,23 @@ int dbscan_run_given(const float *x, size_t n, size_t d, const db_params *params
     if (!rc) {
       if (near && !tiled) { /* the list walk (db_list_label) */
         const int around = geo.cells_around;
-        PAR_FOR(reduction(+ : n_noise) DB_NEIGHBOUR_LOOP GPU_ONLY(num_teams(pc_reduction_teams((size_t)non_core))))
+        PAR_FOR(DB_NEIGHBOUR_LOOP((size_t)non_core))
         for (long k = 0; k < non_core; k++) {
           const size_t s = (size_t)non_core_at[k];
           const int *list = near + (size_t)cell_of[s] * (size_t)around * 2;
           slabel[s] = db_list_label(xs, d, list, around, s, core, slabel, eps2);
-          n_noise += slabel[s] < 0;
         }
       } else {
-        PAR_FOR(reduction(+ : n_noise) DB_NEIGHBOUR_LOOP GPU_ONLY(num_teams(pc_reduction_teams((size_t)non_core))))
+        PAR_FOR(DB_NEIGHBOUR_LOOP((size_t)non_core))
         for (long k = 0; k < non_core; k++) {
           const size_t s = (size_t)non_core_at[k];
           const db_view v = DB_VIEW;
           slabel[s] = db_border_label(&v, s, core, slabel, eps2);
-          n_noise += slabel[s] < 0;
         }
       }
+      /* counted apart: a reduction would cap the walk's teams (pc_reduction_teams) */
+      PAR_FOR(reduction(+ : n_noise) GPU_REDUCTION((size_t)non_core))
+      for (long k = 0; k < non_core; k++) n_noise += slabel[non_core_at[k]] < 0;
       n_core = (long)n - non_core;
     }
   }

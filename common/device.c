@@ -5,6 +5,7 @@
 #include "par.h"
 #include "util.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -165,6 +166,11 @@ int pc_reduction_teams(size_t n) {
 }
 
 int pc_device_teams(int want) { return offloading ? want : 1; }
+
+int pc_block_teams(size_t n, int threads) {
+  const size_t teams = (n + (size_t)threads - 1) / (size_t)threads;
+  return teams > INT_MAX ? INT_MAX : teams > 0 ? (int)teams : 1;
+}
 
 static int multiprocessors = PC_DEFAULT_MULTIPROCESSORS;
 

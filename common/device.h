@@ -43,6 +43,11 @@ int pc_reduction_teams(size_t n);
 /* `want` teams when target regions run on a GPU, 1 when they run on the host. */
 int pc_device_teams(int want);
 
+/* Teams of `threads` for a GPU loop of n iterations, a block of `threads` iterations each (LLVM's
+ * runtime launches at most 3200 teams of its own choice, each then looping over blocks): the
+ * count for GPU_TEAMS. */
+int pc_block_teams(size_t n, int threads);
+
 /* The streaming multiprocessors of the GPU in use, which team counts tuned per multiprocessor
  * scale by: the CUDA driver's count (pc_device_info.multiprocessors), or
  * PC_DEFAULT_MULTIPROCESSORS where the driver cannot tell (no GPU, host fallback, another
