@@ -159,18 +159,18 @@ static int cuda_free_pinned(void *p) {
 }
 #endif
 
-int pc_reduction_teams(size_t n) {
-  if (!offloading) return 1;
-  size_t teams = (n + PC_GPU_THREADS - 1) / PC_GPU_THREADS;
-  return (int)(teams < PC_GPU_REDUCTION_TEAMS ? (teams ? teams : 1) : PC_GPU_REDUCTION_TEAMS);
-}
-
-int pc_device_teams(int want) { return offloading ? want : 1; }
-
 int pc_block_teams(size_t n, int threads) {
   const size_t teams = (n + (size_t)threads - 1) / (size_t)threads;
   return teams > INT_MAX ? INT_MAX : teams > 0 ? (int)teams : 1;
 }
+
+int pc_reduction_teams(size_t n) {
+  if (!offloading) return 1;
+  const int teams = pc_block_teams(n, PC_GPU_THREADS);
+  return teams < PC_GPU_REDUCTION_TEAMS ? teams : PC_GPU_REDUCTION_TEAMS;
+}
+
+int pc_device_teams(int want) { return offloading ? want : 1; }
 
 static int multiprocessors = PC_DEFAULT_MULTIPROCESSORS;
 
