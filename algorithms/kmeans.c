@@ -138,7 +138,7 @@ PC_KNOB(KM_GPU_UPDATE_TEAMS_PER_SM)
 #define KM_UPDATE_BATCH KM_UPDATE_BATCH_DEFAULT
 #endif
 PC_KNOB(KM_UPDATE_BATCH)
-/* Most teams of km_finalize per multiprocessor (GPU). */
+/* Most teams of km_finalize per multiprocessor (GPU): each takes a range of whole centroids. */
 #define KM_FINALIZE_TEAMS_PER_SM_DEFAULT 2
 #ifndef KM_FINALIZE_TEAMS_PER_SM
 #define KM_FINALIZE_TEAMS_PER_SM KM_FINALIZE_TEAMS_PER_SM_DEFAULT
@@ -343,25 +343,43 @@ DEV_FUNCS_END
  * the assign kernels read it (`dimension_major`, else tile by tile: km_tile_at). Padding
  * centroids: cs = 0, cn = +inf. For the tensor cores' dot form in `products` products (3 or 1;
  * 0: not the tensor cores), cs gets the TF32 head of each shifted value and, for 3, cs_lo its
- * tail (km_tf32_split); cn the exact norm. */
+ * tail (km_tf32_split); cn the exact norm. km_prepare makes the first pass's tiles, km_finalize
+ * every later pass's, with the same formulas (km_put_entry, km_norm_part), so the same bits. */
+typedef struct {
+  int direct, products, dimension_major, skip_copy;
+} km_tiles;
+
+DEV_FUNCS_BEGIN
+/* Feature j of centroid c (c < kpad) of ct into cs (and cs_lo) in the form km_tiles describes
+ * (its fields as scalars: a struct captured by a target region is copied to the device at every
+ * launch). */
+static inline void km_put_entry(float *restrict cs, float *restrict cs_lo, const float *restrict ct,
+                                const float *restrict offset, size_t d, int k, int kpad, int direct, int products,
+                                int dimension_major, size_t j, int c) {
+  const float shifted = c < k ? ct[j * (size_t)kpad + (size_t)c] - (direct ? 0.0f : offset[j]) : 0.0f;
+  const size_t at = km_tile_at(c, j, d, kpad, dimension_major);
+  if (products) {
+    unsigned hi, lo;
+    km_tf32_split(shifted, &hi, &lo);
+    cs[at] = km_bits_float(hi);
+    if (products == 3) cs_lo[at] = km_bits_float(lo);
+  } else {
+    cs[at] = shifted;
+  }
+}
+DEV_FUNCS_END
+
 static void km_prepare(const float *restrict ct, const float *restrict offset, float *restrict cs,
                        float *restrict cs_lo, float *restrict cn, double *restrict norm_parts, size_t d, int k,
-                       int kpad, int direct, int products, int dimension_major, int skip_copy) {
-  const size_t entries = skip_copy ? 0 : d * (size_t)kpad;
+                       int kpad, km_tiles form) {
+  const size_t entries = form.skip_copy ? 0 : d * (size_t)kpad;
+  const int direct = form.direct, products = form.products, dimension_major = form.dimension_major;
   PAR_FOR(GPU_THREADS)
   for (size_t e = 0; e < entries; e++) { /* feature j of centroid c: every entry on its own */
-    const size_t j = entries <= UINT_MAX ? (unsigned)e / (unsigned)kpad : e / (size_t)kpad; /* see km_finalize */
-    const int c = (int)(e - j * (size_t)kpad);
-    const float shifted = c < k ? ct[e] - (direct ? 0.0f : offset[j]) : 0.0f;
-    const size_t at = km_tile_at(c, j, d, kpad, dimension_major);
-    if (products) {
-      unsigned hi, lo;
-      km_tf32_split(shifted, &hi, &lo);
-      cs[at] = km_bits_float(hi);
-      if (products == 3) cs_lo[at] = km_bits_float(lo);
-    } else {
-      cs[at] = shifted;
-    }
+    /* 32-bit division where it will do: a 64-bit one costs the GPU ~70 instructions */
+    const size_t j = entries <= UINT_MAX ? (unsigned)e / (unsigned)kpad : e / (size_t)kpad;
+    km_put_entry(cs, cs_lo, ct, offset, d, k, kpad, direct, products, dimension_major, j,
+                 (int)(e - j * (size_t)kpad));
   }
   /* the norms: a partial sum over each chunk of KM_NORM_CHUNK features (in order), then the
    * partials added in order, the same in every variant, so every variant has the same norms. The
@@ -686,16 +704,15 @@ static void km_accumulate_by_dimension(const float *restrict xt, const int *rest
 /* Cluster sums and counts on the device by the plan's method (see km_plan_update): team-local
  * sums of whole clusters or of one dimension; otherwise GPU threads add point i into copy
  * i % copies with atomics and CPU threads (copies = 1) sum into private copies through the
- * array reduction. `clear`: the sums start from zero; else the points' sums are added to those
- * there (the out-of-core path's later blocks). */
+ * array reduction. The points' sums are added to those there, which hold zeros before a pass's
+ * first adds (km_run clears them once, km_finalize after every pass); `first`: the pass's first
+ * adds (out of core, its first block's), where the teams of a dimension's only range store their
+ * sums instead. */
 static void km_accumulate(const float *restrict xt, const int *restrict labels, km_fixed *restrict sums,
-                          const float *restrict scale, size_t n, size_t d, int k, km_update_plan p, int clear) {
+                          const float *restrict scale, size_t n, size_t d, int k, km_update_plan p, int first) {
   const size_t row = d + 1, copies = p.copies, len = copies * row * (size_t)k;
-  const int store = clear && p.method == KM_SUMS_BY_DIMENSION && p.ranges == 1; /* stores every value */
-  if (clear && !store) {
-    PAR_FOR(GPU_THREADS)
-    for (size_t e = 0; e < len; e++) sums[e] = 0;
-  }
+  const int store = first && p.method == KM_SUMS_BY_DIMENSION && p.ranges == 1; /* stores every value */
+  (void)len; /* a clause of the threaded variants only */
   if (p.method == KM_SUMS_WHOLE) {
     km_accumulate_in_teams(xt, labels, sums, scale, n, d, k, p.teams);
     return;
@@ -731,74 +748,9 @@ static __attribute__((unused)) void km_accumulate_on_host(const float *restrict 
   }
 }
 
-/* km_finalize on the GPU: at most KM_FINALIZE_TEAMS_PER_SM teams per multiprocessor, whose
- * threads each load KM_FINALIZE_BATCH entries before they store any, so that an entry's loads do
- * not wait for the store before; each team adds its shifts with one atomic, not through an OpenMP
- * teams reduction (figures: docs/performance.md). */
-
-/* New centroids from `copies` copies of the sums (counts in dimension d): ct[:, c] = mean of
- * cluster c, unchanged for an empty cluster. Returns the summed squared shift of the centroids.
- * Runs on the device, or on the host (one thread, host copies) when on_device is 0. The sums
- * and ct are both dimension-major, so a GPU warp reads and writes consecutive entries. Each
- * team sums the shifts of its range and adds the result to the total with one atomic. */
-static double km_finalize(const km_fixed *restrict sums, const double *restrict unscale, float *restrict ct, size_t d,
-                          int k, int kpad, size_t copies, int on_device) {
-  const size_t kd = (size_t)k * d, per_copy = kd + (size_t)k;
-  const int wanted = !on_device ? 1 : PC_HAS_DEVICE ? pc_reduction_teams(kd) : km_update_teams(); /* omp: threads */
-  const int most = KM_FINALIZE_TEAMS_PER_SM * pc_device_multiprocessors();
-  const int teams = wanted < most ? wanted : most;
-  double shift = 0.0;
-  (void)on_device;
-  PAR_TEAMS_FOR(GPU_ONLY(if(target : on_device)) num_teams(teams) thread_limit(on_device ? PC_GPU_THREADS : 1)
-                    map(tofrom : shift))
-  for (int t = 0; t < teams; t++) {
-    const size_t lo = kd * (size_t)t / (size_t)teams, hi = kd * (size_t)(t + 1) / (size_t)teams;
-    double part = 0.0;
-    const size_t per_group = KM_FINALIZE_BATCH * KM_UPDATE_LANES;
-    const size_t items = (hi - lo + per_group - 1) / per_group * KM_UPDATE_LANES;
-    TEAM_PAR_FOR(reduction(+ : part))
-    for (size_t g = 0; g < items; g++) { /* entries first + b * KM_UPDATE_LANES, b < KM_FINALIZE_BATCH */
-      const size_t first = lo + g / KM_UPDATE_LANES * per_group + g % KM_UPDATE_LANES;
-      km_fixed count[KM_FINALIZE_BATCH], sum[KM_FINALIZE_BATCH];
-      float before[KM_FINALIZE_BATCH];
-      size_t at[KM_FINALIZE_BATCH], jj[KM_FINALIZE_BATCH];
-      KM_UNROLL for (int b = 0; b < KM_FINALIZE_BATCH; b++) { /* every load before the first store */
-        const size_t f = first + (size_t)b * KM_UPDATE_LANES;
-        count[b] = 0, sum[b] = 0, before[b] = 0.0f, at[b] = 0, jj[b] = 0;
-        if (f >= hi) continue;
-        /* 32-bit division where it will do: a 64-bit one costs the GPU ~70 instructions */
-        const size_t j = kd <= UINT_MAX ? (unsigned)f / (unsigned)k : f / (size_t)k, c = f - j * (size_t)k;
-        for (size_t p = 0; p < copies; p++) {
-          count[b] += sums[p * per_copy + kd + c];
-          sum[b] += sums[p * per_copy + f];
-        }
-        jj[b] = j, at[b] = j * (size_t)kpad + c;
-        before[b] = ct[at[b]];
-      }
-      KM_UNROLL for (int b = 0; b < KM_FINALIZE_BATCH; b++)
-        if (count[b] > 0) {
-          const float updated = km_mean(sum[b], unscale[jj[b]], count[b]);
-          const double delta = (double)updated - (double)before[b];
-          part += delta * delta;
-          ct[at[b]] = updated;
-        }
-    }
-    PAR_ATOMIC
-    shift += part;
-  }
-  return shift;
-}
-
-/* What both small-run loops (km_iterate_in_one_team, km_fused_pass) do per entry, as the general
- * path's km_prepare and km_finalize do it, so that all three give the same bits. */
+/* What km_finalize and both small-run loops (km_iterate_in_one_team, km_fused_pass) do per entry
+ * and per centroid, so that all three give the same bits (km_put_entry, above, makes a tile entry). */
 DEV_FUNCS_BEGIN
-/* Entry e = j * kpad + c of ct into the portable loop's tiles of cs (km_prepare, tile by tile):
- * shifted by the offset in the dot form, 0 for a padding centroid. */
-static inline void km_put_tile_entry(float *restrict cs, const float *restrict ct, const float *restrict offset,
-                                     size_t d, int k, int kpad, int direct, size_t e) {
-  const size_t j = e / (size_t)kpad, c = e - j * (size_t)kpad;
-  cs[km_tile_at((int)c, j, d, kpad, 0)] = c < (size_t)k ? ct[e] - (direct ? 0.0f : offset[j]) : 0.0f;
-}
 /* cn[c] as km_prepare makes it: the chunks' partial norms added in order (0 in the direct form,
  * where chunks = 0), +inf for a padding centroid. */
 static inline float km_centroid_term(const float *restrict ct, const float *restrict offset, size_t d, int k, int kpad,
@@ -808,16 +760,99 @@ static inline float km_centroid_term(const float *restrict ct, const float *rest
   for (size_t q = 0; q < chunks; q++) norm += km_norm_part(ct, offset, d, kpad, c, q);
   return (float)norm;
 }
-/* Coordinate *at of a centroid becomes its cluster's mean (km_finalize's formula) where the
+/* Coordinate *at of a centroid, of value `before`, becomes its cluster's mean (km_mean) where the
  * cluster has points; returns the squared move. */
-static inline double km_move_coordinate(float *at, km_fixed sum, double unscale, km_fixed count) {
+static inline double km_move_coordinate_from(float before, float *at, km_fixed sum, double unscale, km_fixed count) {
   if (count <= 0) return 0.0;
   const float updated = km_mean(sum, unscale, count);
-  const double delta = (double)updated - (double)*at;
+  const double delta = (double)updated - (double)before;
   *at = updated;
   return delta * delta;
 }
+static inline double km_move_coordinate(float *at, km_fixed sum, double unscale, km_fixed count) {
+  return km_move_coordinate_from(*at, at, sum, unscale, count);
+}
 DEV_FUNCS_END
+
+/* New centroids from `copies` copies of the sums (counts in dimension d): ct[:, c] = mean of
+ * cluster c, unchanged for an empty cluster. Returns the summed squared shift of the centroids,
+ * and leaves the sums at zero for the next pass's adds. On the device it also makes the next
+ * assign step's tiles of the moved centroids (cs, cs_lo, cn as km_prepare makes them, in the form
+ * `form`): one target region an iteration for the whole update, where the centroids' tiles and
+ * norms, the clearing and the means were five. On the host (on_device 0: one thread, host copies,
+ * Cao's GPU-L) it makes the means alone; the caller sends them and calls km_prepare. A team
+ * takes a range of whole centroids, so that the team that moved a centroid's d features also
+ * makes its norm (one barrier between); its threads take consecutive centroids of a feature, so
+ * a GPU warp reads and writes consecutive entries of the dimension-major sums, ct and cs. Each
+ * team adds its shifts to the total with one atomic. */
+static double km_finalize(km_fixed *restrict sums, const double *restrict unscale, float *restrict ct,
+                          const float *restrict offset, float *restrict cs, float *restrict cs_lo, float *restrict cn,
+                          double *restrict norm_parts, size_t d, int k, int kpad, size_t copies, km_tiles form,
+                          int on_device) {
+  const size_t kd = (size_t)k * d, per_copy = kd + (size_t)k;
+  const int wanted = !on_device ? 1 : PC_HAS_DEVICE ? KM_FINALIZE_TEAMS_PER_SM * pc_device_multiprocessors()
+                                                    : km_update_teams(); /* omp: threads */
+  const int teams = wanted < k ? wanted : k;
+  const int tiles = on_device, copy = tiles && !form.skip_copy;
+  const int direct = form.direct, products = form.products, dimension_major = form.dimension_major;
+  const size_t chunks = tiles && !direct ? (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK : 0;
+  double shift = 0.0;
+  (void)cs, (void)cs_lo, (void)offset; /* read on the device only */
+  PAR_TEAMS_FOR(GPU_ONLY(if(target : on_device)) num_teams(teams) thread_limit(on_device ? PC_GPU_THREADS : 1)
+                    map(tofrom : shift))
+  for (int t = 0; t < teams; t++) {
+    const int c0 = (int)((size_t)k * (size_t)t / (size_t)teams);
+    const int c1 = (int)((size_t)k * (size_t)(t + 1) / (size_t)teams);
+    const size_t cols = (size_t)(c1 - c0), entries = d * cols;
+    double part = 0.0;
+    const size_t per_group = KM_FINALIZE_BATCH * KM_UPDATE_LANES;
+    const size_t items = (entries + per_group - 1) / per_group * KM_UPDATE_LANES;
+    TEAM_PAR_FOR(reduction(+ : part))
+    for (size_t g = 0; g < items; g++) { /* entries first + b * KM_UPDATE_LANES, b < KM_FINALIZE_BATCH */
+      const size_t first = g / KM_UPDATE_LANES * per_group + g % KM_UPDATE_LANES;
+      km_fixed count[KM_FINALIZE_BATCH], sum[KM_FINALIZE_BATCH];
+      float before[KM_FINALIZE_BATCH];
+      size_t jj[KM_FINALIZE_BATCH];
+      int cc[KM_FINALIZE_BATCH];
+      KM_UNROLL for (int b = 0; b < KM_FINALIZE_BATCH; b++) { /* every load before the first store */
+        const size_t e = first + (size_t)b * KM_UPDATE_LANES; /* feature j of centroid c */
+        count[b] = 0, sum[b] = 0, before[b] = 0.0f, jj[b] = 0, cc[b] = c0;
+        if (e >= entries) continue;
+        const size_t j = entries <= UINT_MAX ? (unsigned)e / (unsigned)cols : e / cols;
+        const int c = c0 + (int)(e - j * cols);
+        for (size_t p = 0; p < copies; p++) {
+          count[b] += sums[p * per_copy + kd + (size_t)c];
+          sum[b] += sums[p * per_copy + j * (size_t)k + (size_t)c];
+        }
+        jj[b] = j, cc[b] = c, before[b] = ct[j * (size_t)kpad + (size_t)c];
+      }
+      KM_UNROLL for (int b = 0; b < KM_FINALIZE_BATCH; b++) {
+        if (first + (size_t)b * KM_UPDATE_LANES >= entries) continue;
+        const size_t j = jj[b], c = (size_t)cc[b];
+        for (size_t p = 0; p < copies; p++) sums[p * per_copy + j * (size_t)k + c] = 0;
+        part += km_move_coordinate_from(before[b], ct + j * (size_t)kpad + c, sum[b], unscale[j], count[b]);
+        if (copy) km_put_entry(cs, cs_lo, ct, offset, d, k, kpad, direct, products, dimension_major, j, (int)c);
+      }
+    }
+    TEAM_PAR_FOR()
+    for (size_t e = 0; e < chunks * cols; e++) { /* the moved centroids' partial norms */
+      const size_t q = e / cols, c = (size_t)c0 + (e - q * cols);
+      norm_parts[q * (size_t)kpad + c] = km_norm_part(ct, offset, d, kpad, c, q);
+    }
+    TEAM_PAR_FOR()
+    for (int c = c0; c < c1; c++) { /* their norms, the partials added in order; the counts cleared */
+      if (chunks) {
+        double norm = 0.0;
+        for (size_t q = 0; q < chunks; q++) norm += norm_parts[q * (size_t)kpad + (size_t)c];
+        cn[c] = (float)norm;
+      }
+      for (size_t p = 0; p < copies; p++) sums[p * per_copy + kd + (size_t)c] = 0;
+    }
+    PAR_ATOMIC
+    shift += part;
+  }
+  return shift;
+}
 
 /* The gpu variant's paths for runs of small k (d + 1), whose iterations are too short for the
  * several launches an iteration of the general path (each costs more than their work;
@@ -894,7 +929,8 @@ static __attribute__((unused)) void km_iterate_in_one_team(const float *restrict
     for (int it = 0; it < wanted; it++) {
       TEAM_PAR_FOR()
       for (size_t e = 0; e < firsts; e++) { /* the tiles and norms, and the sums cleared */
-        if (e < entries) km_put_tile_entry(cs, ct, offset, d, k, kpad, direct, e);
+        if (e < entries)
+          km_put_entry(cs, NULL, ct, offset, d, k, kpad, direct, 0, 0, e / (size_t)kpad, (int)(e % (size_t)kpad));
         if (e < (size_t)kpad) cn[e] = km_centroid_term(ct, offset, d, k, kpad, chunks, e);
         if (e < sum_words) local[e] = 0;
       }
@@ -1011,7 +1047,8 @@ static __attribute__((unused)) long km_fused_pass(const float *restrict xt, floa
       TEAM_PAR_FOR()
       for (size_t e = 0; e < nexts; e++) { /* the sums cleared; the next pass's tiles and norms */
         if (e < len) sums[e] = 0;
-        if (e < entries) km_put_tile_entry(cs, ct, offset, d, k, kpad, direct, e);
+        if (e < entries)
+          km_put_entry(cs, NULL, ct, offset, d, k, kpad, direct, 0, 0, e / (size_t)kpad, (int)(e % (size_t)kpad));
         if (e < (size_t)kpad) cn[e] = km_centroid_term(ct, offset, d, k, kpad, chunks, e);
       }
       km_fixed total;
@@ -1150,8 +1187,8 @@ static void km_stream_close(km_stream *s) {
 }
 
 /* One pass of the assign step over the blocks (`job` is the step over all n points; a block's
- * labels are job->labels + first) and, `sums` given, of the update's sums (cleared by the first
- * block, added to by the others), while the next block travels. Another pass always follows this
+ * labels are job->labels + first) and, `sums` given, of the update's sums (which hold zeros
+ * before the first block: km_accumulate), while the next block travels. Another pass always follows this
  * one (the next iteration's, or km_sse_blocks'), so after the last block the first is sent again.
  * runs[0] is the tuned kernels' run for whole blocks, runs[1] for a shorter last one. Adds to
  * phase_s the waits for copies with the packing (h2d: what the computing did not hide), the assign
@@ -1250,6 +1287,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
   /* cs as its reader wants it: cuBLAS and the tuned GPU kernels dimension-major, the others tile by tile */
   const int dimension_major = gemm || (tuned && tuned->dimension_major);
   const int skip_copy = direct && tuned && tuned->direct_reads_ct;
+  const km_tiles tiles = {direct, products, dimension_major, skip_copy};
 
   float *ct = pc_try_alloc(ct_len, sizeof *ct, "centroids");
   float *cs = pc_try_alloc(ct_len, sizeof *cs, "shifted centroids");
@@ -1310,16 +1348,19 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
 
   const int iterations_wanted = params->fixed_iter > 0 ? params->fixed_iter : params->max_iter;
   /* the fused passes: as many teams as fill the device, each of a point per thread at least; their
-   * arrivals and changed labels in fused_state; the first pass's tiles and norms made here, and
-   * the sums cleared (each pass leaves them so) */
+   * arrivals and changed labels in fused_state */
   int fused_teams, fused_threads;
   km_fused_shape(n, &fused_teams, &fused_threads);
   km_fixed fused_state[2] = {0, 0};
   if (fused) {
     DEV_ENTER(map(to : fused_state[0 : 2]))
-    km_prepare(ct, offset, cs, cs_lo, cn, norm_parts, d, k, kpad, direct, 0, 0, 0);
+  }
+  if (!one_team) { /* the first pass's tiles, and the sums cleared: every pass leaves them so (km_finalize) */
+    t0 = pc_now();
+    km_prepare(ct, offset, cs, cs_lo, cn, norm_parts, d, k, kpad, tiles);
     PAR_FOR(GPU_THREADS)
     for (size_t e = 0; e < sums_len; e++) sums[e] = 0;
+    result->phase_s[KM_PHASE_UPDATE] += pc_now() - t0;
   }
   if (one_team) {
     t0 = pc_now();
@@ -1356,9 +1397,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
       break;
     }
     const double t_iter = pc_now();
-    km_prepare(ct, offset, cs, cs_lo, cn, norm_parts, d, k, kpad, direct, products, dimension_major, skip_copy);
-    t0 = pc_now();
-    result->phase_s[KM_PHASE_UPDATE] += t0 - t_iter;
+    t0 = t_iter;
     /* new_points: the tuned kernels' copies of the points (the 16-bit forms') are made in the first
      * pass, and out of core for every block */
     const km_assign_job job = {xt, ct, cs, cs_lo, cn, offset, labels, n, d, k, kpad, direct, form,
@@ -1392,7 +1431,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
         pc_dist_sum_ll(sums, sums_len);
         DEV_UPDATE(to(sums[0 : sums_len]))
       }
-      shift = km_finalize(sums, unscale, ct, d, k, kpad, update.copies, 1);
+      shift = km_finalize(sums, unscale, ct, offset, cs, cs_lo, cn, norm_parts, d, k, kpad, update.copies, tiles, 1);
       result->phase_s[KM_PHASE_UPDATE] += pc_now() - t1;
     } else { /* Cao's GPU-L: labels to the host, centroids computed there, sent back */
       DEV_UPDATE(from(labels[0 : n]))
@@ -1400,11 +1439,14 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
       result->phase_s[KM_PHASE_D2H] += t2 - t1;
       km_accumulate_on_host(xt, labels, sums, scale, n, d, k);
       pc_dist_sum_ll(sums, (size_t)k * (d + 1));
-      shift = km_finalize(sums, unscale, ct, d, k, kpad, 1, 0);
+      shift = km_finalize(sums, unscale, ct, offset, cs, cs_lo, cn, norm_parts, d, k, kpad, 1, tiles, 0);
       double t3 = pc_now();
       result->phase_s[KM_PHASE_UPDATE] += t3 - t2;
       DEV_UPDATE(to(ct[0 : ct_len]))
-      result->phase_s[KM_PHASE_H2D] += pc_now() - t3;
+      double t4 = pc_now();
+      result->phase_s[KM_PHASE_H2D] += t4 - t3;
+      km_prepare(ct, offset, cs, cs_lo, cn, norm_parts, d, k, kpad, tiles); /* the next pass's tiles */
+      result->phase_s[KM_PHASE_UPDATE] += pc_now() - t4;
     }
     if (iteration_s) iteration_s[it] = pc_now() - t_iter;
     if (params->fixed_iter > 0) continue;

@@ -422,13 +422,57 @@ static int km_few_applies(size_t d, int kpad) { return kpad <= KM_FEW_MOST && d 
  * (the crossover measured: docs/performance.md, 2026-11-28). */
 static int km_few_as_fast(size_t d, int kpad) { return km_few_applies(d, kpad) && (kpad <= 16 || d <= 16); }
 
+/* Chunk j0 (KM_FEW_DEPTH features) of thread tid's pts points of the block whose first is i0
+ * into x; points past n read as zeros. */
+static inline __attribute__((always_inline)) void km_few_load(const float *restrict xt, size_t n, size_t d, size_t i0,
+                                                             size_t j0, const int pts, float x[][KM_FEW_DEPTH]) {
+  KM_UNROLL for (int p = 0; p < pts; p++) {
+    const size_t i = i0 + (size_t)p * KM_FEW_THREADS;
+    KM_UNROLL for (int q = 0; q < KM_FEW_DEPTH; q++)
+      x[p][q] = i < n && j0 + (size_t)q < d ? xt[(j0 + (size_t)q) * n + i] : 0.0f;
+  }
+}
+
+/* The first chunk of thread tid's pts points of the block whose first is i0, and their labels,
+ * copied into team memory without registers (cp.async, one group): feature q of point p at
+ * ahead[(q * pts + p) * KM_FEW_THREADS + tid], the label at ahead_labels[p * KM_FEW_THREADS + tid],
+ * so that the thread reads them back on 32 different banks; zeros past n. km_few_take waits for
+ * them and reads them into x and old. */
+static inline __attribute__((always_inline)) void km_few_fetch(const float *restrict xt, const int *restrict labels,
+                                                              size_t n, size_t d, size_t i0, int tid, const int pts,
+                                                              float *ahead, int *ahead_labels) {
+  KM_UNROLL for (int p = 0; p < pts; p++) {
+    const size_t i = i0 + (size_t)p * KM_FEW_THREADS;
+    km_copy_async((float *)ahead_labels + p * KM_FEW_THREADS + tid, i < n ? (const float *)labels + i : xt, i < n);
+    KM_UNROLL for (int q = 0; q < KM_FEW_DEPTH; q++) {
+      const int valid = i < n && (size_t)q < d;
+      km_copy_async(ahead + (q * pts + p) * KM_FEW_THREADS + tid, valid ? xt + (size_t)q * n + i : xt, valid);
+    }
+  }
+#if defined(__NVPTX__)
+  __nvvm_cp_async_commit_group();
+#endif
+}
+static inline __attribute__((always_inline)) void km_few_take(const float *ahead, const int *ahead_labels, int tid,
+                                                             const int pts, float x[][KM_FEW_DEPTH], int *old) {
+  km_staged_all();
+  KM_UNROLL for (int p = 0; p < pts; p++) {
+    old[p] = ahead_labels[p * KM_FEW_THREADS + tid];
+    KM_UNROLL for (int q = 0; q < KM_FEW_DEPTH; q++) x[p][q] = ahead[(q * pts + p) * KM_FEW_THREADS + tid];
+  }
+}
+
 /* Team b's points of km_assign_few, by thread tid; kmost (16 or 32, at least kpad), pts (kmost pts
- * = KM_FEW_SUMS) and direct are constants after inlining. Returns how many labels this thread
- * changed. */
+ * = KM_FEW_SUMS) and direct are constants after inlining. A team takes blocks of KM_FEW_THREADS
+ * pts points; where d <= KM_FEW_DEPTH each thread starts copying its points of the team's next
+ * block (and their old labels) into team memory (km_few_fetch) as soon as it has read the current
+ * one's, so that those loads are in flight while it computes, stores and sums, with no registers
+ * held for them. Returns how many labels this thread changed. */
 static inline __attribute__((always_inline)) int km_few_block(const float *restrict xt, const float *restrict tiles,
                                                               const float *restrict cn, int *restrict labels, size_t n,
                                                               size_t d, int k, int kpad, int team, int teams,
                                                               int tid, float *restrict cs, km_team_word *local,
+                                                              float *ahead, int *ahead_labels,
                                                               const float *restrict scale, const int kmost,
                                                               const int pts, const int direct, const int sum) {
   const size_t sums_row = d + 1; /* sum: a cluster's d sums and its count */
@@ -437,26 +481,35 @@ static inline __attribute__((always_inline)) int km_few_block(const float *restr
   for (size_t e = (size_t)tid; e < d * (size_t)kpad; e += KM_FEW_THREADS) cs[e] = tiles[e];
   if (sum)
     for (size_t e = (size_t)tid; e < KM_SUM_WORDS * (size_t)k * sums_row; e += KM_FEW_THREADS) local[e] = 0;
-  ompx_sync_block_acq_rel();
   const size_t per_block = (size_t)KM_FEW_THREADS * (size_t)pts, blocks = (n + per_block - 1) / per_block;
+  /* a chunk's features of the current block (sum: d <= KM_FEW_DEPTH, all of them), its labels as
+   * they were; the first block's loaded while the centroids are staged */
+  float xv[KM_FEW_SUMS / 16][KM_FEW_DEPTH];
+  int old[KM_FEW_SUMS / 16];
+  /* copies ahead where one chunk holds every feature; with more, the next block's first chunk
+   * alone overlapped too little to pay for the barrier (docs/performance.md) */
+  const int ahead_on = d <= KM_FEW_DEPTH;
+  if (ahead_on) km_few_fetch(xt, labels, n, d, (size_t)team * per_block + (size_t)tid, tid, pts, ahead, ahead_labels);
+  ompx_sync_block_acq_rel();
   int mine = 0;
   KM_NO_UNROLL for (size_t blk = (size_t)team; blk < blocks; blk += (size_t)teams) {
     const size_t i0 = blk * per_block + (size_t)tid;
-    int old[KM_FEW_SUMS / 16]; /* the labels as they were, read with the points */
-    KM_UNROLL for (int p = 0; p < pts; p++) {
-      const size_t i = i0 + (size_t)p * KM_FEW_THREADS;
-      old[p] = i < n ? labels[i] : 0;
+    if (ahead_on) {
+      km_few_take(ahead, ahead_labels, tid, pts, xv, old);
+      /* the reads done before the next copies land in the same places (one buffer: two would
+       * pass the 48 KiB of static team memory) */
+      ompx_sync_block_acq_rel();
+      km_few_fetch(xt, labels, n, d, (blk + (size_t)teams) * per_block + (size_t)tid, tid, pts, ahead, ahead_labels);
+    } else {
+      KM_UNROLL for (int p = 0; p < pts; p++) {
+        const size_t i = i0 + (size_t)p * KM_FEW_THREADS;
+        old[p] = i < n ? labels[i] : 0;
+      }
     }
     float acc[KM_FEW_SUMS];
     KM_UNROLL for (int e = 0; e < KM_FEW_SUMS; e++) acc[e] = 0.0f;
-    float xv[KM_FEW_SUMS / 16][KM_FEW_DEPTH]; /* a chunk's features (sum: d <= KM_FEW_DEPTH, all of them) */
     KM_NO_UNROLL for (size_t j0 = 0; j0 < d; j0 += KM_FEW_DEPTH) {
-      /* every load of the chunk in flight at once */
-      KM_UNROLL for (int q = 0; q < KM_FEW_DEPTH; q++)
-        KM_UNROLL for (int p = 0; p < pts; p++) {
-          const size_t i = i0 + (size_t)p * KM_FEW_THREADS;
-          xv[p][q] = i < n && j0 + (size_t)q < d ? xt[(j0 + (size_t)q) * n + i] : 0.0f;
-        }
+      if (j0 > 0 || !ahead_on) km_few_load(xt, n, d, i0, j0, pts, xv); /* every load of the chunk at once */
       KM_UNROLL for (int q = 0; q < KM_FEW_DEPTH; q++) {
         const float *row = cs + (j0 + (size_t)q) * (size_t)kpad;
         KM_UNROLL for (int c4 = 0; c4 < kmost; c4 += 4) {
@@ -496,6 +549,7 @@ static inline __attribute__((always_inline)) int km_few_block(const float *restr
       }
     }
   }
+  km_staged_all(); /* the copies past the last block: none left in flight at the kernel's end */
   return mine;
 }
 
@@ -526,6 +580,10 @@ static long km_assign_few(const float *restrict xt, const float *restrict tiles,
     TEAM_LOCAL(cs)                                                                                                   \
     static km_team_word local[(sum) ? KM_SUM_WORDS * KM_FEW_SUMMED : 1];                                             \
     TEAM_LOCAL(local)                                                                                                \
+    static float ahead[KM_FEW_SUMS / 16 * KM_FEW_DEPTH * KM_FEW_THREADS];                                            \
+    TEAM_LOCAL(ahead)                                                                                                \
+    static int ahead_labels[KM_FEW_SUMS / 16 * KM_FEW_THREADS];                                                      \
+    TEAM_LOCAL(ahead_labels)                                                                                         \
     const int b = ompx_block_id_x(), tid = ompx_thread_id_x();                                                       \
     const int mine = kmost == 16 ? (direct ? KM_FEW_BLOCK(16, 1, sum) : KM_FEW_BLOCK(16, 0, sum))                    \
                                  : (direct ? KM_FEW_BLOCK(32, 1, sum) : KM_FEW_BLOCK(32, 0, sum));                   \
@@ -533,8 +591,8 @@ static long km_assign_few(const float *restrict xt, const float *restrict tiles,
     if (sum) km_flush_team_sums(local, sums, d, k, tid);                                                             \
   }
 #define KM_FEW_BLOCK(kmost, direct, sum)                                                                              \
-  km_few_block(xt, tiles, cn, labels, n, d, k, kpad, b, teams, tid, cs, local, scale, kmost, KM_FEW_SUMS / kmost,     \
-               direct, sum)
+  km_few_block(xt, tiles, cn, labels, n, d, k, kpad, b, teams, tid, cs, local, ahead, ahead_labels, scale, kmost,     \
+               KM_FEW_SUMS / kmost, direct, sum)
   if (sums)
     KM_FEW_KERNEL(1)
   else
@@ -1254,9 +1312,6 @@ static long km_gpu_assign(km_tuned_run *run, const km_assign_job *j) {
 static long km_gpu_assign_and_sum(km_tuned_run *run, const km_assign_job *j, km_fixed *sums, const float *scale) {
   (void)run;
   if (j->tensor || !km_few_sums(j->d, j->k, j->kpad)) return -1;
-  const size_t len = (size_t)j->k * (j->d + 1);
-  PAR_FOR(GPU_THREADS) /* cleared here, where they will be summed: no launch where they will not */
-  for (size_t e = 0; e < len; e++) sums[e] = 0;
   return km_assign_few(j->xt, j->direct ? j->ct : j->cs, j->cn, j->labels, j->n, j->d, j->k, j->kpad, j->direct, sums,
                        scale);
 }

@@ -68,7 +68,7 @@ typedef struct {
   long (*assign)(km_tuned_run *run, const km_assign_job *job);
   /* One assign step that also adds each point, by its new label, to the update step's sums of
    * whole clusters (kmeans.c's km_accumulate_in_teams: sums[j * k + c], d + 1 rows of k, the
-   * counts last, whatever they held before) in km_to_fixed's fixed point with the scales `scale`,
+   * counts last; they hold zeros, which km_run keeps so) in km_to_fixed's fixed point with the scales `scale`,
    * so that an iteration reads the points once. Returns the number of labels that changed, or -1
    * where it does not take the shape (the caller then assigns and sums apart). NULL: none. */
   long (*assign_and_sum)(km_tuned_run *run, const km_assign_job *job, km_fixed *sums, const float *scale);
