@@ -778,13 +778,14 @@ DEV_FUNCS_END
  * cluster c, unchanged for an empty cluster. Returns the summed squared shift of the centroids,
  * and leaves the sums at zero for the next pass's adds. On the device it also makes the next
  * assign step's tiles of the moved centroids (cs, cs_lo, cn as km_prepare makes them, in the form
- * `form`): one target region an iteration for the whole update, where the centroids' tiles and
- * norms, the clearing and the means were five. On the host (on_device 0: one thread, host copies,
- * Cao's GPU-L) it makes the means alone; the caller sends them and calls km_prepare. A team
- * takes a range of whole centroids, so that the team that moved a centroid's d features also
- * makes its norm (one barrier between); its threads take consecutive centroids of a feature, so
- * a GPU warp reads and writes consecutive entries of the dimension-major sums, ct and cs. Each
- * team adds its shifts to the total with one atomic. */
+ * `form`): one target region where the means, the clearing and the tiles and norms were five. On
+ * the host (on_device 0: one thread, host copies, Cao's GPU-L) it makes the means alone; the
+ * caller sends them and calls km_prepare. A team takes a range of whole centroids, so that the
+ * team that moved a centroid's d features also makes its norm (one barrier between); its threads
+ * take consecutive centroids of a feature, so a GPU warp reads and writes consecutive entries of
+ * the dimension-major sums, ct and cs, and each loads KM_FINALIZE_BATCH entries before it stores
+ * any, so that an entry's loads do not wait for the stores before (figures: docs/performance.md).
+ * Each team adds its shifts to the total with one atomic. */
 static double km_finalize(km_fixed *restrict sums, const double *restrict unscale, float *restrict ct,
                           const float *restrict offset, float *restrict cs, float *restrict cs_lo, float *restrict cn,
                           double *restrict norm_parts, size_t d, int k, int kpad, size_t copies, km_tiles form,
