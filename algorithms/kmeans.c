@@ -333,6 +333,12 @@ static inline double km_norm_part(const float *restrict ct, const float *restric
   }
   return part;
 }
+/* Centroid c's norm from its chunks' partials (norm_parts[q * kpad + c]), added in order. */
+static inline float km_norm_of_parts(const double *restrict norm_parts, size_t chunks, int kpad, size_t c) {
+  double norm = 0.0;
+  for (size_t q = 0; q < chunks; q++) norm += norm_parts[q * (size_t)kpad + c];
+  return (float)norm;
+}
 DEV_FUNCS_END
 
 /* The tiles of the assign step. Dot form: cs = ct - o (the centroids moved by the offset o,
@@ -392,11 +398,7 @@ static void km_prepare(const float *restrict ct, const float *restrict offset, f
     norm_parts[e] = c < (size_t)k ? km_norm_part(ct, offset, d, kpad, c, q) : 0.0;
   }
   PAR_FOR(GPU_THREADS)
-  for (int c = 0; c < kpad; c++) {
-    double norm = 0.0;
-    for (size_t q = 0; q < chunks; q++) norm += norm_parts[q * (size_t)kpad + (size_t)c];
-    cn[c] = c >= k ? INFINITY : (float)norm;
-  }
+  for (int c = 0; c < kpad; c++) cn[c] = c >= k ? INFINITY : km_norm_of_parts(norm_parts, chunks, kpad, (size_t)c);
 }
 
 /* The update step's fixed point (km_fixed, km_to_fixed) and team-local sums (km_team_add,
@@ -798,7 +800,6 @@ static double km_finalize(km_fixed *restrict sums, const double *restrict unscal
   const int direct = form.direct, products = form.products, dimension_major = form.dimension_major;
   const size_t chunks = tiles && !direct ? (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK : 0;
   double shift = 0.0;
-  (void)cs, (void)cs_lo, (void)offset; /* read on the device only */
   PAR_TEAMS_FOR(GPU_ONLY(if(target : on_device)) num_teams(teams) thread_limit(on_device ? PC_GPU_THREADS : 1)
                     map(tofrom : shift))
   for (int t = 0; t < teams; t++) {
@@ -842,11 +843,7 @@ static double km_finalize(km_fixed *restrict sums, const double *restrict unscal
     }
     TEAM_PAR_FOR()
     for (int c = c0; c < c1; c++) { /* their norms, the partials added in order; the counts cleared */
-      if (chunks) {
-        double norm = 0.0;
-        for (size_t q = 0; q < chunks; q++) norm += norm_parts[q * (size_t)kpad + (size_t)c];
-        cn[c] = (float)norm;
-      }
+      if (chunks) cn[c] = km_norm_of_parts(norm_parts, chunks, kpad, (size_t)c);
       for (size_t p = 0; p < copies; p++) sums[p * per_copy + kd + (size_t)c] = 0;
     }
     PAR_ATOMIC
