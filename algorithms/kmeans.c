@@ -776,6 +776,14 @@ static inline double km_move_coordinate(float *at, km_fixed sum, double unscale,
 }
 DEV_FUNCS_END
 
+/* km_finalize's teams for k centroids: KM_FINALIZE_TEAMS_PER_SM a multiprocessor on a GPU, a
+ * host thread each in the omp variant, one on the host of the gpu variant (on_device 0). */
+static int km_finalize_teams(int k, int on_device) {
+  const int wanted = !on_device ? 1 : PC_HAS_DEVICE ? KM_FINALIZE_TEAMS_PER_SM * pc_device_multiprocessors()
+                                                    : km_update_teams(); /* omp: threads */
+  return wanted < k ? wanted : k;
+}
+
 /* New centroids from `copies` copies of the sums (counts in dimension d): ct[:, c] = mean of
  * cluster c, unchanged for an empty cluster. Returns the summed squared shift of the centroids,
  * and leaves the sums at zero for the next pass's adds. On the device it also makes the next
@@ -787,21 +795,24 @@ DEV_FUNCS_END
  * take consecutive centroids of a feature, so a GPU warp reads and writes consecutive entries of
  * the dimension-major sums, ct and cs, and each loads KM_FINALIZE_BATCH entries before it stores
  * any, so that an entry's loads do not wait for the stores before (figures: docs/performance.md).
- * Each team adds its shifts to the total with one atomic. */
+ * Each team leaves its part of the shift in parts[t] and counts itself in (arrivals[0], zero
+ * between calls); the team that arrives last adds the parts in order and writes the total
+ * through `shift_out`, as km_fused_pass does: on the device that is host memory the device writes
+ * directly (results, pc_results), so the region has nothing to copy back. parts and arrivals are
+ * on the device (teams at most km_finalize_teams). */
 static double km_finalize(km_fixed *restrict sums, const double *restrict unscale, float *restrict ct,
                           const float *restrict offset, float *restrict cs, float *restrict cs_lo, float *restrict cn,
-                          double *restrict norm_parts, size_t d, int k, int kpad, size_t copies, km_tiles form,
-                          int on_device) {
+                          double *restrict norm_parts, double *restrict parts, km_fixed *restrict arrivals, size_t d,
+                          int k, int kpad, size_t copies, km_tiles form, int on_device, const pc_results *results) {
   const size_t kd = (size_t)k * d, per_copy = kd + (size_t)k;
-  const int wanted = !on_device ? 1 : PC_HAS_DEVICE ? KM_FINALIZE_TEAMS_PER_SM * pc_device_multiprocessors()
-                                                    : km_update_teams(); /* omp: threads */
-  const int teams = wanted < k ? wanted : k;
+  const int teams = km_finalize_teams(k, on_device);
   const int tiles = on_device, copy = tiles && !form.skip_copy;
   const int direct = form.direct, products = form.products, dimension_major = form.dimension_major;
   const size_t chunks = tiles && !direct ? (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK : 0;
-  double shift = 0.0;
-  PAR_TEAMS_FOR(GPU_ONLY(if(target : on_device)) num_teams(teams) thread_limit(on_device ? PC_GPU_THREADS : 1)
-                    map(tofrom : shift))
+  double on_host = 0.0; /* the total where the region runs on the host (GPU-L) */
+  double *shift_out = PC_HAS_DEVICE && on_device ? results->device : &on_host;
+  PAR_TEAMS_FOR(GPU_ONLY(if(target : on_device) is_device_ptr(shift_out)) num_teams(teams)
+                    thread_limit(on_device ? PC_GPU_THREADS : 1))
   for (int t = 0; t < teams; t++) {
     const int c0 = (int)((size_t)k * (size_t)t / (size_t)teams);
     const int c1 = (int)((size_t)k * (size_t)(t + 1) / (size_t)teams);
@@ -846,10 +857,23 @@ static double km_finalize(km_fixed *restrict sums, const double *restrict unscal
       if (chunks) cn[c] = km_norm_of_parts(norm_parts, chunks, kpad, (size_t)c);
       for (size_t p = 0; p < copies; p++) sums[p * per_copy + kd + (size_t)c] = 0;
     }
-    PAR_ATOMIC
-    shift += part;
+    parts[t] = part;
+    PAR_FLUSH
+    km_fixed arrived;
+    PAR_ATOMIC_CAPTURE
+    {
+      arrived = arrivals[0];
+      arrivals[0] += 1;
+    }
+    PAR_FLUSH
+    if (arrived == teams - 1) { /* the last team: every part is in */
+      double total = 0.0;
+      for (int u = 0; u < teams; u++) total += parts[u]; /* written before their teams' flushes */
+      arrivals[0] = 0;
+      shift_out[0] = total;
+    }
   }
-  return shift;
+  return shift_out == &on_host ? on_host : pc_results_take(results, 1)[0];
 }
 
 /* The gpu variant's paths for runs of small k (d + 1), whose iterations are too short for the
@@ -987,19 +1011,22 @@ static void km_fused_shape(size_t n, int *teams, int *threads) {
  * labels and the summed squared shift. The same formulas as the other path, so the same labels
  * and centroids bit for bit. The fences (PAR_FLUSH) order each team's global adds before its
  * arrival, and the arrivals before the last team's reads. sums and state start at zero (the run
- * clears them once; every pass leaves them so). */
+ * clears them once; every pass leaves them so). The last team writes its two results (the changed
+ * labels, exact in a double, and the shift) through results->device, which on a GPU is host memory
+ * the device writes directly (pc_results): no copy back after the region. */
 static __attribute__((unused)) long km_fused_pass(const float *restrict xt, float *restrict ct,
                                                   const float *restrict offset, float *restrict cs, float *restrict cn,
                                                   int *restrict labels, km_fixed *restrict sums,
                                                   km_fixed *restrict state, const float *restrict scale,
                                                   const double *restrict unscale, size_t n, size_t d, int k, int kpad,
-                                                  int direct, int teams, int threads, double *shift_out) {
+                                                  int direct, int teams, int threads, const pc_results *results,
+                                                  double *shift_out) {
   const size_t row = d + 1, len = (size_t)k * row, entries = d * (size_t)kpad, kd = (size_t)k * d;
   const size_t chunks = direct ? 0 : (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK;
   const size_t nexts = len > entries ? len : entries; /* the last team's second loop */
-  double out[2] = {0.0, 0.0}; /* changed labels (exact in a double) and shift: one map, not two */
+  double *out = results->device;
   (void)threads; /* a clause of the gpu variant's only */
-  PAR_TEAMS_FOR(num_teams(teams) thread_limit(threads) map(from : out[0 : 2]))
+  PAR_TEAMS_FOR(num_teams(teams) thread_limit(threads) GPU_ONLY(is_device_ptr(out)))
   for (int t = 0; t < teams; t++) {
     km_team_word local[KM_SUM_WORDS * KM_TEAM_SUMS];
     TEAM_LOCAL(local)
@@ -1060,8 +1087,9 @@ static __attribute__((unused)) long km_fused_pass(const float *restrict xt, floa
       out[1] = moved;
     }
   }
-  *shift_out = out[1];
-  return (long)out[0];
+  const double *got = pc_results_take(results, 2);
+  *shift_out = got[1];
+  return (long)got[0];
 }
 
 static double km_sse(const float *restrict xt, const float *restrict ct, const int *restrict labels, size_t n, size_t d,
@@ -1302,9 +1330,17 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
   float *scale_part = pc_try_alloc(d * scale_ranges, sizeof *scale_part, "largest values per range");
   km_gemm_scratch scratch = {0};
   km_stream stream = {0};
+  pc_results iteration_results = {NULL, NULL, 0}; /* an iteration's results, written by the device (pc_results) */
+  /* km_finalize's parts of the shift, a team each, and its count of the teams arrived */
+  const int finalize_teams = km_finalize_teams(k, on_device);
+  double *finalize_parts = NULL;
+  km_fixed finalize_arrivals[1] = {0};
   km_tuned_run *const runs[2] = {tuned_run, tuned_tail};
   int rc = -1, failed = 0;
   if (!ct || !cs || !cs_lo || !cn || !norm_parts || !offset || !sums || !scale || !unscale || !scale_part) goto out;
+  if (!one_team && pc_results_open(&iteration_results, 2) != 0) goto out;
+  finalize_parts = pc_try_alloc((size_t)finalize_teams, sizeof *finalize_parts, "the shift's parts");
+  if (!finalize_parts) goto out;
   /* cuBLAS' handle and device scratch: before the clock, like the program's device start-up */
   if (gemm && km_gemm_begin(block, d, k, params->distance == KM_DISTANCE_GEMM_TF32, &scratch) != 0) goto out;
   /* the centroids dimension-major, and their mean: by feature on the host's threads where there
@@ -1330,12 +1366,13 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
    * (dimension-major), offset[d]; made there, labels[n], cs[kpad * d] / cs_lo[kpad * d or 1] the
    * assign step's centroids and their TF32 tails, cn[kpad] centroid terms, norm_parts[chunks * kpad]
    * partial norms, sums[copies * (d + 1) * k] fixed-point sums and counts, scale / unscale[d + 1]
-   * their scales, scale_part[d * ranges]. */
+   * their scales, scale_part[d * ranges], finalize_parts[finalize_teams] and finalize_arrivals[1]
+   * km_finalize's. */
   DEV_ENTER(if(!streaming) map(to : xt[0 : n * d]))
-  DEV_ENTER(map(to : ct[0 : ct_len], offset[0 : d])
+  DEV_ENTER(map(to : ct[0 : ct_len], offset[0 : d], finalize_arrivals[0 : 1])
                 map(alloc : labels[0 : n], cs[0 : ct_len], cs_lo[0 : lo_len], cn[0 : kpad],
                         norm_parts[0 : parts_len], sums[0 : sums_len], scale[0 : d + 1],
-                        unscale[0 : d + 1], scale_part[0 : d * scale_ranges]))
+                        unscale[0 : d + 1], scale_part[0 : d * scale_ranges], finalize_parts[0 : finalize_teams]))
   PAR_FOR()
   for (size_t i = 0; i < n; i++) labels[i] = -1; /* no label yet: every one changes in the first pass */
   result->phase_s[KM_PHASE_H2D] += pc_now() - t0;
@@ -1377,7 +1414,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
     const double t_iter = pc_now();
     double shift;
     const long changed = km_fused_pass(xt, ct, offset, cs, cn, labels, sums, fused_state, scale, unscale, n, d, k,
-                                       kpad, direct, fused_teams, fused_threads, &shift);
+                                       kpad, direct, fused_teams, fused_threads, &iteration_results, &shift);
     const double pass_s = pc_now() - t_iter; /* as assign: the steps are not timed apart */
     result->phase_s[KM_PHASE_ASSIGN] += pass_s;
     if (iteration_s) iteration_s[it] = pass_s;
@@ -1429,7 +1466,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
         pc_dist_sum_ll(sums, sums_len);
         DEV_UPDATE(to(sums[0 : sums_len]))
       }
-      shift = km_finalize(sums, unscale, ct, offset, cs, cs_lo, cn, norm_parts, d, k, kpad, update.copies, tiles, 1);
+      shift = km_finalize(sums, unscale, ct, offset, cs, cs_lo, cn, norm_parts, finalize_parts, finalize_arrivals, d,
+                          k, kpad, update.copies, tiles, 1, &iteration_results);
       result->phase_s[KM_PHASE_UPDATE] += pc_now() - t1;
     } else { /* Cao's GPU-L: labels to the host, centroids computed there, sent back */
       DEV_UPDATE(from(labels[0 : n]))
@@ -1437,7 +1475,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
       result->phase_s[KM_PHASE_D2H] += t2 - t1;
       km_accumulate_on_host(xt, labels, sums, scale, n, d, k);
       pc_dist_sum_ll(sums, (size_t)k * (d + 1));
-      shift = km_finalize(sums, unscale, ct, offset, cs, cs_lo, cn, norm_parts, d, k, kpad, 1, tiles, 0);
+      shift = km_finalize(sums, unscale, ct, offset, cs, cs_lo, cn, norm_parts, finalize_parts, finalize_arrivals, d,
+                          k, kpad, 1, tiles, 0, &iteration_results);
       double t3 = pc_now();
       result->phase_s[KM_PHASE_UPDATE] += t3 - t2;
       DEV_UPDATE(to(ct[0 : ct_len]))
@@ -1467,8 +1506,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
   DEV_EXIT(if(!streaming) map(delete : xt[0 : n * d]))
   DEV_EXIT(map(delete : ct[0 : ct_len], offset[0 : d], labels[0 : n], cs[0 : ct_len],
                    cs_lo[0 : lo_len], cn[0 : kpad], norm_parts[0 : parts_len], sums[0 : sums_len], scale[0 : d + 1],
-                   unscale[0 : d + 1],
-                   scale_part[0 : d * scale_ranges]))
+                   unscale[0 : d + 1], scale_part[0 : d * scale_ranges], finalize_parts[0 : finalize_teams],
+                   finalize_arrivals[0 : 1]))
   result->phase_s[KM_PHASE_D2H] += pc_now() - t0;
   result->total_s = pc_now() - t_start;
 
@@ -1478,6 +1517,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
   rc = failed ? -1 : 0;
 out:
   km_stream_close(&stream);
+  pc_results_close(&iteration_results);
+  free(finalize_parts);
   km_gemm_end(&scratch);
   if (tuned_run) tuned->close(tuned_run);
   if (tuned_tail) tuned->close(tuned_tail);

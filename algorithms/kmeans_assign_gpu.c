@@ -174,15 +174,49 @@ static inline __attribute__((always_inline)) int km_keep_lanes_best(int *restric
   return (int)changed;
 }
 
-/* Adds the changed labels of thread tid's warp (`mine` in each thread) to *changed: a warp sum
- * by shuffles, then one atomic from the warp's first thread. */
-static inline __attribute__((always_inline)) void km_add_warp_changes(long *changed, int mine, int tid) {
+/* An assign kernel's count of changed labels, handed to the host without a copy back after the
+ * kernel (a copy back, and the copy in of the zero it started from, cost 20-40 us a kernel on an
+ * H200 machine: docs/performance.md, 2026-11-29): `word` (device memory, zero between kernels)
+ * holds the teams done in its top KM_TALLY_TEAM_BITS bits and the labels changed below them; out
+ * is host memory the device writes (pc_results). */
+#define KM_TALLY_COUNT_BITS 38 /* up to 2.7e11 changed labels; the teams done above them */
+#define KM_TALLY_TEAM_BITS (64 - KM_TALLY_COUNT_BITS)
+typedef struct {
+  unsigned long long *word;
+  pc_results out;
+} km_tally;
+
+/* The end of an assign kernel's team of `threads` threads, by thread tid: the warps' sums of the
+ * threads' changes (mine) meet in team memory (warp_changes, a word a warp); the team's first
+ * thread then adds the team's sum and one team done to the word in one atomic, so the team that
+ * finds all the others done holds the total, with no fence: it writes the total to out[0] and
+ * clears the word for the next kernel. */
+static inline __attribute__((always_inline)) void km_tally_changes(unsigned long long *word, double *out,
+                                                                   unsigned *warp_changes, int mine, int tid,
+                                                                   int threads, int teams) {
   for (unsigned step = 16; step > 0; step /= 2) mine += ompx_shfl_down_sync_i(~0ull, mine, step, 32);
-  if (tid % 32 == 0 && mine) {
-#pragma omp atomic update
-    *changed += mine;
+  if (tid % 32 == 0) warp_changes[tid / 32] = (unsigned)mine;
+  ompx_sync_block_acq_rel();
+  if (tid != 0) return;
+  unsigned long long team = 0, before;
+  for (int w = 0; w < threads / 32; w++) team += warp_changes[w];
+#pragma omp atomic capture
+  {
+    before = word[0];
+    word[0] += (1ull << KM_TALLY_COUNT_BITS) + team;
   }
+  if (before >> KM_TALLY_COUNT_BITS != (unsigned long long)teams - 1) return;
+  word[0] = 0;
+  out[0] = (double)((before & ((1ull << KM_TALLY_COUNT_BITS) - 1)) + team);
 }
+
+/* Whether an assign kernel of `teams` teams over n points can tally its changes in one word. */
+static int km_tally_fits(size_t n, size_t teams) {
+  return n < (1ull << KM_TALLY_COUNT_BITS) && teams < (1ull << KM_TALLY_TEAM_BITS);
+}
+
+/* The count a kernel tallied (km_tally_changes), on the host after the kernel. */
+static long km_tally_take(const km_tally *tally) { return (long)pc_results_take(&tally->out, 1)[0]; }
 
 /* Where thread (ty, tx)'s row r / column c of a block lies: two runs of four, half a block
  * apart, so that the 16 threads across a row read consecutive 16-byte pieces of team memory
@@ -362,20 +396,24 @@ km_tiled_block(const float *restrict xt, const float *restrict tiles, const floa
  * region does not run on the host: km_gpu_open declines a run whose kernels run there. */
 static long km_assign_tiled(const float *restrict xt, const float *restrict tiles, const float *restrict cn,
                             int *restrict labels, float *restrict part_d, int *restrict part_c, size_t n, size_t d,
-                            int kpad, km_layout l, int direct) {
-  long changed = 0;
+                            int kpad, km_layout l, int direct, const km_tally *tally) {
+  unsigned long long *word = tally->word;
+  double *out = tally->out.device;
   const int teams = (int)(l.groups * (size_t)l.splits);
-#pragma omp target teams ompx_bare num_teams(teams) thread_limit(KM_BLOCK_THREADS) map(tofrom : changed)
+#pragma omp target teams ompx_bare num_teams(teams) thread_limit(KM_BLOCK_THREADS) is_device_ptr(word, out)
   {
     static float xs[2 * KM_BLOCK_DEPTH * KM_BLOCK_POINTS] __attribute__((aligned(16)));
     TEAM_LOCAL(xs)
     static float cs[2 * KM_BLOCK_DEPTH * KM_BLOCK_CENTROIDS] __attribute__((aligned(16)));
     TEAM_LOCAL(cs)
+    static unsigned warp_changes[KM_BLOCK_THREADS / 32];
+    TEAM_LOCAL(warp_changes)
     const int b = ompx_block_id_x(), tid = ompx_thread_id_x();
     int mine = direct ? km_tiled_block(xt, tiles, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, 1)
                       : km_tiled_block(xt, tiles, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, 0);
-    km_add_warp_changes(&changed, mine, tid);
+    km_tally_changes(word, out, warp_changes, mine, tid, KM_BLOCK_THREADS, teams);
   }
+  const long changed = km_tally_take(tally);
   return l.splits == 1 ? changed : km_merge_splits(labels, part_d, part_c, n, l.splits);
 }
 
@@ -566,8 +604,9 @@ static inline __attribute__((always_inline)) void km_flush_team_sums(const km_te
  * caller has checked km_few_applies and that kernels run on the GPU. */
 static long km_assign_few(const float *restrict xt, const float *restrict tiles, const float *restrict cn,
                           int *restrict labels, size_t n, size_t d, int k, int kpad, int direct,
-                          km_fixed *restrict sums, const float *restrict scale) {
-  long changed = 0;
+                          km_fixed *restrict sums, const float *restrict scale, const km_tally *tally) {
+  unsigned long long *word = tally->word;
+  double *out = tally->out.device;
   const int kmost = kpad <= 16 ? 16 : KM_FEW_MOST, pts = KM_FEW_SUMS / kmost;
   const size_t blocks = (n + (size_t)KM_FEW_THREADS * pts - 1) / ((size_t)KM_FEW_THREADS * pts),
                most = (size_t)KM_FEW_TEAMS_PER_SM * (size_t)pc_device_multiprocessors();
@@ -575,7 +614,7 @@ static long km_assign_few(const float *restrict xt, const float *restrict tiles,
   /* Two kernels: summing takes more registers, which would slow the other form (both teams of a
    * multiprocessor at once need at most 128); the forms are constants within each. */
 #define KM_FEW_KERNEL(sum)                                                                                            \
-  _Pragma("omp target teams ompx_bare num_teams(teams) thread_limit(KM_FEW_THREADS) map(tofrom : changed)") {         \
+  _Pragma("omp target teams ompx_bare num_teams(teams) thread_limit(KM_FEW_THREADS) is_device_ptr(word, out)") {  \
     static float cs[KM_FEW_STAGED] __attribute__((aligned(16)));                                                     \
     TEAM_LOCAL(cs)                                                                                                   \
     static km_team_word local[(sum) ? KM_SUM_WORDS * KM_FEW_SUMMED : 1];                                             \
@@ -584,11 +623,13 @@ static long km_assign_few(const float *restrict xt, const float *restrict tiles,
     TEAM_LOCAL(ahead)                                                                                                \
     static int ahead_labels[KM_FEW_SUMS / 16 * KM_FEW_THREADS];                                                      \
     TEAM_LOCAL(ahead_labels)                                                                                         \
+    static unsigned warp_changes[KM_FEW_THREADS / 32];                                                               \
+    TEAM_LOCAL(warp_changes)                                                                                         \
     const int b = ompx_block_id_x(), tid = ompx_thread_id_x();                                                       \
     const int mine = kmost == 16 ? (direct ? KM_FEW_BLOCK(16, 1, sum) : KM_FEW_BLOCK(16, 0, sum))                    \
                                  : (direct ? KM_FEW_BLOCK(32, 1, sum) : KM_FEW_BLOCK(32, 0, sum));                   \
-    km_add_warp_changes(&changed, mine, tid);                                                                        \
     if (sum) km_flush_team_sums(local, sums, d, k, tid);                                                             \
+    km_tally_changes(word, out, warp_changes, mine, tid, KM_FEW_THREADS, teams);                                     \
   }
 #define KM_FEW_BLOCK(kmost, direct, sum)                                                                              \
   km_few_block(xt, tiles, cn, labels, n, d, k, kpad, b, teams, tid, cs, local, ahead, ahead_labels, scale, kmost,     \
@@ -599,7 +640,7 @@ static long km_assign_few(const float *restrict xt, const float *restrict tiles,
     KM_FEW_KERNEL(0)
 #undef KM_FEW_BLOCK
 #undef KM_FEW_KERNEL
-  return changed;
+  return km_tally_take(tally);
 }
 
 /* Whether km_assign_few also sums the points into the update's sums (km_gpu_assign_and_sum): a
@@ -776,10 +817,12 @@ km_mma_block(const float *restrict xt, const float *restrict tiles, const float 
  * does not run on the host). */
 static long km_assign_mma(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo,
                           const float *restrict cn, int *restrict labels, float *restrict part_d,
-                          int *restrict part_c, size_t n, size_t d, int kpad, km_layout l, int products) {
-  long changed = 0;
+                          int *restrict part_c, size_t n, size_t d, int kpad, km_layout l, int products,
+                          const km_tally *tally) {
+  unsigned long long *word = tally->word;
+  double *out = tally->out.device;
   const int teams = (int)(l.groups * (size_t)l.splits);
-#pragma omp target teams ompx_bare num_teams(teams) thread_limit(KM_BLOCK_THREADS) map(tofrom : changed)
+#pragma omp target teams ompx_bare num_teams(teams) thread_limit(KM_BLOCK_THREADS) is_device_ptr(word, out)
   {
     static float xs[2 * KM_MMA_DEPTH * KM_MMA_XS_ROW] __attribute__((aligned(16)));
     TEAM_LOCAL(xs)
@@ -787,14 +830,17 @@ static long km_assign_mma(const float *restrict xt, const float *restrict tiles,
     TEAM_LOCAL(cs)
     static float cs_lo[2 * KM_MMA_DEPTH * KM_MMA_CS_ROW] __attribute__((aligned(16)));
     TEAM_LOCAL(cs_lo)
+    static unsigned warp_changes[KM_BLOCK_THREADS / 32];
+    TEAM_LOCAL(warp_changes)
     const int b = ompx_block_id_x(), tid = ompx_thread_id_x();
     int mine;
     if (products == 3)
       mine = km_mma_block(xt, tiles, tiles_lo, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, cs_lo, 3);
     else
       mine = km_mma_block(xt, tiles, tiles_lo, cn, labels, part_d, part_c, n, d, kpad, l, b, tid, xs, cs, cs_lo, 1);
-    km_add_warp_changes(&changed, mine, tid);
+    km_tally_changes(word, out, warp_changes, mine, tid, KM_BLOCK_THREADS, teams);
   }
+  const long changed = km_tally_take(tally);
   return l.splits == 1 ? changed : km_merge_splits(labels, part_d, part_c, n, l.splits);
 }
 
@@ -1066,12 +1112,13 @@ km_wide_block(const km_wide_operands *o, const float *restrict cn, int *restrict
  * the centroids' terms. One kernel a form: the tails' buffers only where they are staged. */
 static long km_assign_wide(const unsigned *xp, const unsigned *cp, const unsigned *cp_lo, const float *restrict cn,
                            int *restrict labels, float *restrict part_d, int *restrict part_c, size_t n, size_t d,
-                           size_t rows, int kpad, int crows, km_layout l, int form) {
-  long changed = 0;
+                           size_t rows, int kpad, int crows, km_layout l, int form, const km_tally *tally) {
+  unsigned long long *word = tally->word;
+  double *out = tally->out.device;
   const int teams = (int)(l.groups * (size_t)l.splits);
 #define KM_WIDE_KERNEL(form, stages)                                                                                  \
-  PC_PRAGMA(omp target teams ompx_bare num_teams(teams) thread_limit(KM_WIDE_THREADS) map(tofrom : changed)       \
-                is_device_ptr(xp, cp, cp_lo)) {                                                                       \
+  PC_PRAGMA(omp target teams ompx_bare num_teams(teams) thread_limit(KM_WIDE_THREADS)                              \
+                is_device_ptr(xp, cp, cp_lo, word, out)) {                                                          \
     static float xs[(stages) * KM_WIDE_CHUNK] __attribute__((aligned(16)));                                           \
     TEAM_LOCAL(xs)                                                                                                   \
     static float cs[(stages) * KM_WIDE_CHUNK] __attribute__((aligned(16)));                                           \
@@ -1082,11 +1129,13 @@ static long km_assign_wide(const unsigned *xp, const unsigned *cp, const unsigne
     TEAM_LOCAL(red_d)                                                                                                \
     static int red_c[KM_WIDE_POINTS];                                                                                \
     TEAM_LOCAL(red_c)                                                                                                \
+    static unsigned warp_changes[KM_WIDE_THREADS / 32];                                                              \
+    TEAM_LOCAL(warp_changes)                                                                                         \
     const int b = ompx_block_id_x(), tid = ompx_thread_id_x();                                                       \
     const km_wide_operands o = {xp, cp, cp_lo, n, d, rows, kpad, crows};                                            \
     const int mine = km_wide_block(&o, cn, labels, part_d, part_c, l, b, tid, xs, cs, cs_lo, red_d, red_c, (form),    \
                                    stages);                                                                          \
-    km_add_warp_changes(&changed, mine, tid);                                                                        \
+    km_tally_changes(word, out, warp_changes, mine, tid, KM_WIDE_THREADS, teams);                                    \
   }
   switch (form) {
   case KM_TENSOR_3XTF32: KM_WIDE_KERNEL(KM_TENSOR_3XTF32, KM_WIDE_STAGES_3) break;
@@ -1095,6 +1144,7 @@ static long km_assign_wide(const unsigned *xp, const unsigned *cp, const unsigne
   default: KM_WIDE_KERNEL(KM_TENSOR_TF32, KM_WIDE_STAGES_1) break;
   }
 #undef KM_WIDE_KERNEL
+  const long changed = km_tally_take(tally);
   return l.splits == 1 ? changed : km_merge_splits(labels, part_d, part_c, n, l.splits);
 }
 
@@ -1202,6 +1252,7 @@ struct km_tuned_run {
   float *hn;
   size_t rows;
   int crows, scale_exp, device;
+  km_tally tally; /* the kernels' counts of changed labels */
 };
 
 static size_t km_gpu_device_bytes(size_t n, size_t d, int kpad, int tensor) {
@@ -1216,14 +1267,28 @@ static km_tuned_run *km_gpu_open(size_t n, size_t d, int kpad, int tensor, int *
   km_tuned_run *run = pc_try_alloc(1, sizeof *run, "tuned assign state");
   if (!run) return NULL;
   *run = (km_tuned_run){0}; /* no packed copies: km_gpu_close frees what is not NULL */
+  run->device = omp_get_default_device();
+  static const unsigned long long zero = 0;
+  run->tally.word = omp_target_alloc(sizeof zero, run->device);
+  if (!run->tally.word || pc_results_open(&run->tally.out, 1) != 0 ||
+      omp_target_memcpy(run->tally.word, &zero, sizeof zero, 0, 0, run->device, omp_get_initial_device()) != 0) {
+    km_gpu_close(run);
+    return pc_fail("cannot allocate the tuned kernels' count of changed labels on the device"), NULL;
+  }
   run->wide = km_wide_takes(kpad, tensor);
   run->layout = run->wide ? km_plan(n, kpad, KM_WIDE_POINTS, KM_WIDE_CENTROIDS, KM_WIDE_TEAMS_PER_SM)
                           : km_plan(n, kpad, KM_BLOCK_POINTS, KM_BLOCK_CENTROIDS, KM_GPU_TEAMS_PER_SM);
+  if (!km_tally_fits(n, run->layout.groups * (size_t)run->layout.splits)) { /* far beyond a GPU's memory */
+    km_gpu_close(run);
+    *applies = 0; /* the portable loop counts instead */
+    return NULL;
+  }
   run->part_len = run->layout.splits > 1 ? (size_t)run->layout.splits * n : 1;
   run->part_d = pc_try_alloc(run->part_len, sizeof *run->part_d, "candidate distances");
   run->part_c = pc_try_alloc(run->part_len, sizeof *run->part_c, "candidate centroids");
   if (!run->part_d || !run->part_c) {
-    free(run->part_d), free(run->part_c), free(run);
+    free(run->part_d), free(run->part_c), run->part_d = NULL, run->part_c = NULL;
+    km_gpu_close(run);
     return NULL;
   }
   float *part_d = run->part_d;
@@ -1236,7 +1301,6 @@ static km_tuned_run *km_gpu_open(size_t n, size_t d, int kpad, int tensor, int *
   if (run->wide) {
     run->rows = km_round_up(n, KM_WIDE_POINTS);
     run->crows = (int)km_round_up((size_t)kpad, KM_WIDE_CENTROIDS);
-    run->device = omp_get_default_device();
     const size_t centroid_bytes = km_packed_words((size_t)run->crows, d, tensor) * sizeof(unsigned);
     run->xp = omp_target_alloc(km_packed_words(run->rows, d, tensor) * sizeof(unsigned), run->device);
     run->cp = omp_target_alloc(centroid_bytes, run->device);
@@ -1297,23 +1361,22 @@ static long km_gpu_assign(km_tuned_run *run, const km_assign_job *j) {
     if (km_16bit(j->tensor)) km_half_prepare(run, j);
     else km_tf32_prepare(run, j);
     return km_assign_wide(run->xp, run->cp, run->cp_lo, km_16bit(j->tensor) ? run->hn : j->cn, j->labels, run->part_d,
-                          run->part_c, j->n, j->d, run->rows, j->kpad, run->crows, run->layout, j->tensor);
+                          run->part_c, j->n, j->d, run->rows, j->kpad, run->crows, run->layout, j->tensor, &run->tally);
   }
   if (j->tensor)
     return km_assign_mma(j->xt, j->cs, j->cs_lo, j->cn, j->labels, run->part_d, run->part_c, j->n, j->d, j->kpad,
-                         run->layout, j->tensor);
+                         run->layout, j->tensor, &run->tally);
   if (km_few_applies(j->d, j->kpad))
     return km_assign_few(j->xt, j->direct ? j->ct : j->cs, j->cn, j->labels, j->n, j->d, j->k, j->kpad, j->direct,
-                         NULL, NULL);
+                         NULL, NULL, &run->tally);
   return km_assign_tiled(j->xt, j->direct ? j->ct : j->cs, j->cn, j->labels, run->part_d, run->part_c, j->n, j->d,
-                         j->kpad, run->layout, j->direct);
+                         j->kpad, run->layout, j->direct, &run->tally);
 }
 
 static long km_gpu_assign_and_sum(km_tuned_run *run, const km_assign_job *j, km_fixed *sums, const float *scale) {
-  (void)run;
   if (j->tensor || !km_few_sums(j->d, j->k, j->kpad)) return -1;
   return km_assign_few(j->xt, j->direct ? j->ct : j->cs, j->cn, j->labels, j->n, j->d, j->k, j->kpad, j->direct, sums,
-                       scale);
+                       scale, &run->tally);
 }
 
 static void km_gpu_close(km_tuned_run *run) {
@@ -1322,7 +1385,11 @@ static void km_gpu_close(km_tuned_run *run) {
   int *part_c = run->part_c;
   const size_t part_len = run->part_len;
   (void)part_len;
-  DEV_EXIT(map(delete : part_d[0 : part_len], part_c[0 : part_len]))
+  if (part_d) {
+    DEV_EXIT(map(delete : part_d[0 : part_len], part_c[0 : part_len]))
+  }
+  if (run->tally.word) omp_target_free(run->tally.word, run->device);
+  pc_results_close(&run->tally.out);
   if (run->xp) omp_target_free(run->xp, run->device);
   if (run->cp) omp_target_free(run->cp, run->device);
   if (run->cp_lo) omp_target_free(run->cp_lo, run->device);

@@ -38,7 +38,8 @@ static const char info_usage[] =
     "knobs.\n"
     "  --require-gpu    exit with status 3 when the gpu variant finds no usable GPU\n"
     "  --offload-costs  also time what iterations are made of (gpu variant): an empty target region,\n"
-    "                   nowait ones, maps and updates of one int, a small loop with a reduction\n"
+    "                   nowait ones, maps and updates of one int, two doubles mapped back or written\n"
+    "                   to host memory by the device, a small loop with a reduction\n"
     "                   (median microseconds of 2000 each)\n";
 
 /* The usage, then the build in one line. */

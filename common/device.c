@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -148,6 +149,18 @@ static void *cuda_alloc_pinned(size_t bytes) {
   return p;
 }
 
+/* The device's address of page-locked memory that cuda_alloc_pinned gave (CUDA maps such memory
+ * into every device's address space where addressing is unified, as on every 64-bit system it
+ * supports); NULL where the driver cannot tell. */
+static void *cuda_device_address(void *p) {
+  void *lib = pc_cuda_driver();
+  int (*cu_device_pointer)(unsigned long long *, void *, unsigned) =
+      lib ? (int (*)(unsigned long long *, void *, unsigned))dlsym(lib, "cuMemHostGetDevicePointer_v2") : NULL;
+  unsigned long long address = 0;
+  if (!cu_device_pointer || cu_device_pointer(&address, p, 0) != 0) return NULL;
+  return (void *)(uintptr_t)address;
+}
+
 /* Frees p when the driver allocated it; 0 when it did not (p is then ordinary memory). */
 static int cuda_free_pinned(void *p) {
   void *lib = pc_cuda_driver();
@@ -194,6 +207,54 @@ void pc_free_staging(void *p) {
   if (p && offloading && cuda_free_pinned(p)) return;
 #endif
   free(p);
+}
+
+int pc_results_open(pc_results *r, size_t count) {
+  *r = (pc_results){NULL, NULL, 0};
+#if defined(PC_VARIANT_GPU)
+  if (offloading) {
+    void *pinned = cuda_alloc_pinned(count * sizeof(double));
+    void *address = pinned ? cuda_device_address(pinned) : NULL;
+    if (address) {
+      r->host = pinned, r->device = address;
+      return 0;
+    }
+    if (pinned) cuda_free_pinned(pinned);
+    r->host = pc_try_alloc(count, sizeof(double), "a region's results");
+    r->device = omp_target_alloc(count * sizeof(double), omp_get_default_device());
+    r->copy = 1;
+    if (r->host && r->device) return 0;
+    pc_results_close(r);
+    return pc_fail("cannot allocate %zu bytes of device memory for a region's results", count * sizeof(double));
+  }
+#endif
+  r->host = r->device = pc_try_alloc(count, sizeof(double), "a region's results");
+  return r->host ? 0 : -1;
+}
+
+const double *pc_results_take(const pc_results *r, size_t count) {
+#if defined(PC_VARIANT_GPU)
+  if (r->copy)
+    omp_target_memcpy(r->host, r->device, count * sizeof(double), 0, 0, omp_get_initial_device(),
+                      omp_get_default_device());
+#else
+  (void)count;
+#endif
+  return r->host;
+}
+
+void pc_results_close(pc_results *r) {
+#if defined(PC_VARIANT_GPU)
+  if (r->copy) {
+    if (r->device) omp_target_free(r->device, omp_get_default_device());
+    free(r->host);
+  } else if (r->host && (!offloading || !cuda_free_pinned(r->host))) {
+    free(r->host);
+  }
+#else
+  free(r->host);
+#endif
+  *r = (pc_results){NULL, NULL, 0};
 }
 
 size_t pc_device_memory_share(void) {
@@ -250,6 +311,19 @@ static void cost_update_of_a_scalar(int *scalar) {
   (void)scalar; /* GCC does not count the directive's use */
 #pragma omp target update from(scalar[0 : 1])
 }
+static void cost_region_mapping_two_doubles_from(int *scalar) {
+  double out[2] = {0.0, 0.0};
+#pragma omp target map(from : out[0 : 2])
+  out[0] = out[1] = 1.0;
+  scalar[0] += out[0] != 1.0;
+}
+static pc_results cost_results; /* for cost_region_writing_host_memory */
+static void cost_region_writing_host_memory(int *scalar) {
+  double *out = cost_results.device;
+#pragma omp target is_device_ptr(out)
+  out[0] = out[1] = 1.0;
+  scalar[0] += pc_results_take(&cost_results, 2)[0] != 1.0;
+}
 static void cost_counting_loop(int *scalar) {
   long count = 0;
 #pragma omp target teams distribute parallel for reduction(+ : count) map(tofrom : count)
@@ -275,6 +349,8 @@ int pc_offload_costs(pc_offload_cost *costs, int most, int count) {
       {"8 empty target nowait regions + one taskwait, per region", cost_eight_nowait_regions, 8},
       {"target region mapping one int tofrom", cost_region_mapping_a_scalar, 1},
       {"target update from of one mapped int", cost_update_of_a_scalar, 1},
+      {"target region mapping two doubles from", cost_region_mapping_two_doubles_from, 1},
+      {"target region writing two doubles to host memory (pc_results)", cost_region_writing_host_memory, 1},
       {"teams loop of 1024 with a reduction read back", cost_counting_loop, 1},
   };
   double *t = pc_try_alloc((size_t)count, sizeof *t, "offload cost times");
@@ -283,6 +359,10 @@ int pc_offload_costs(pc_offload_cost *costs, int most, int count) {
     return 0;
   }
   int scalar = 0, filled = 0;
+  if (pc_results_open(&cost_results, 2) != 0) {
+    free(t);
+    return 0;
+  }
 #pragma omp target enter data map(to : scalar)
   for (size_t o = 0; o < sizeof ops / sizeof ops[0] && filled < most; o++) {
     for (int r = -count / 10 - 1; r < count; r++) { /* a tenth more as warm-up */
@@ -294,6 +374,7 @@ int pc_offload_costs(pc_offload_cost *costs, int most, int count) {
     costs[filled++] = (pc_offload_cost){ops[o].what, t[count / 2] * 1e6 / ops[o].regions};
   }
 #pragma omp target exit data map(delete : scalar)
+  pc_results_close(&cost_results);
   free(t);
   return filled;
 #else

@@ -66,6 +66,22 @@ int pc_offloading(void);
 void *pc_try_alloc_staging(size_t count, size_t size, const char *what);
 void pc_free_staging(void *p);
 
+/* A few doubles that a target region hands back to the host each time it runs (an iteration's
+ * counts): the region writes them through `device` (is_device_ptr), pc_results_take returns them
+ * on the host. Where target regions run on a GPU, `device` is page-locked host memory mapped into
+ * the device's address space, which the region writes directly: no copy back follows the region
+ * (22 us a region on an H200 machine, docs/performance.md, 2026-11-29); where the driver gives none,
+ * a device buffer that pc_results_take copies back; elsewhere host memory. pc_results_open returns
+ * 0, or -1 with a pc_fail message; after pc_device_init, and with the device data of the run that
+ * uses it entered (the driver's context current on this thread). */
+typedef struct {
+  double *device, *host;
+  int copy; /* device is a device buffer, copied back by pc_results_take */
+} pc_results;
+int pc_results_open(pc_results *r, size_t count);
+const double *pc_results_take(const pc_results *r, size_t count);
+void pc_results_close(pc_results *r);
+
 /* The device memory this process may take, in bytes: the free memory of its GPU as the CUDA driver
  * tells, divided among the MPI ranks of this machine that share that GPU (dist.h). 0 where there
  * is no such limit to tell: no GPU runs the kernels (seq, omp, the gpu variant's host fallback), or

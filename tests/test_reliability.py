@@ -165,6 +165,23 @@ def test_info_reports_the_version(seq):
     assert rc == 0 and f"version:        {version}" in out
 
 
+def test_info_times_the_offload_operations(variant):
+    """`info --offload-costs` times what iterations are made of: nothing outside the gpu variant; in
+    it (on the GPU, or on the host where there is none) eight operations, each a positive median,
+    among them the region whose results the device writes into host memory (pc_results) beside the
+    region that maps them back."""
+    rc, out, err = variant.run("info", "--offload-costs", timeout=120)
+    assert rc == 0, err
+    if variant.name != "gpu":
+        assert "offload costs:  none (no offload device in this variant)" in out
+        return
+    lines = out[out.index("offload costs:  median microseconds on"):].splitlines()[1:]
+    costs = {line.split(None, 1)[1]: float(line.split(None, 1)[0]) for line in lines if line.strip()}
+    assert len(costs) == 8 and all(v > 0 for v in costs.values()), costs
+    assert "target region writing two doubles to host memory (pc_results)" in costs
+    assert "target region mapping two doubles from" in costs
+
+
 def test_threads_up_to_the_limit_are_taken(omp, work):
     rc, _, err = omp.run("kmeans", "gen:uniform:n=50,d=2", "-k", 2, "--threads", 4 * os.cpu_count(), "--quiet")
     assert rc == 0, err
