@@ -774,6 +774,24 @@ static inline double km_move_coordinate_from(float before, float *at, km_fixed s
 static inline double km_move_coordinate(float *at, km_fixed sum, double unscale, km_fixed count) {
   return km_move_coordinate_from(*at, at, sum, unscale, count);
 }
+/* Counts the calling team in (arrivals[0], zero between regions) and returns whether it is the
+ * last of `teams` to arrive: that team then sees what every team wrote before its arrival (the
+ * flush before orders this team's writes before its count, the flush after orders the others'
+ * counts before this team's reads), and sets the count back to zero for the next region
+ * (km_finalize, km_fused_pass). */
+static inline int km_last_to_arrive(km_fixed *arrivals, int teams) {
+  km_fixed arrived;
+  PAR_FLUSH
+  PAR_ATOMIC_CAPTURE
+  {
+    arrived = arrivals[0];
+    arrivals[0] += 1;
+  }
+  PAR_FLUSH
+  if (arrived != teams - 1) return 0;
+  arrivals[0] = 0;
+  return 1;
+}
 DEV_FUNCS_END
 
 /* km_finalize's teams for k centroids: KM_FINALIZE_TEAMS_PER_SM a multiprocessor on a GPU, a
@@ -795,11 +813,10 @@ static int km_finalize_teams(int k, int on_device) {
  * take consecutive centroids of a feature, so a GPU warp reads and writes consecutive entries of
  * the dimension-major sums, ct and cs, and each loads KM_FINALIZE_BATCH entries before it stores
  * any, so that an entry's loads do not wait for the stores before (figures: docs/performance.md).
- * Each team leaves its part of the shift in parts[t] and counts itself in (arrivals[0], zero
- * between calls); the team that arrives last adds the parts in order and writes the total
- * through `shift_out`, as km_fused_pass does: on the device that is host memory the device writes
- * directly (results, pc_results), so the region has nothing to copy back. parts and arrivals are
- * on the device (teams at most km_finalize_teams). */
+ * Each team leaves its part of the shift in parts[t]; the last to arrive (km_last_to_arrive)
+ * adds the parts in order and writes the total through `shift_out`, as km_fused_pass does: on the
+ * device that is host memory the device writes directly (results, pc_results), so the region has
+ * nothing to copy back. parts and arrivals are on the device (teams at most km_finalize_teams). */
 static double km_finalize(km_fixed *restrict sums, const double *restrict unscale, float *restrict ct,
                           const float *restrict offset, float *restrict cs, float *restrict cs_lo, float *restrict cn,
                           double *restrict norm_parts, double *restrict parts, km_fixed *restrict arrivals, size_t d,
@@ -858,18 +875,9 @@ static double km_finalize(km_fixed *restrict sums, const double *restrict unscal
       for (size_t p = 0; p < copies; p++) sums[p * per_copy + kd + (size_t)c] = 0;
     }
     parts[t] = part;
-    PAR_FLUSH
-    km_fixed arrived;
-    PAR_ATOMIC_CAPTURE
-    {
-      arrived = arrivals[0];
-      arrivals[0] += 1;
-    }
-    PAR_FLUSH
-    if (arrived == teams - 1) { /* the last team: every part is in */
+    if (km_last_to_arrive(arrivals, teams)) { /* every part is in */
       double total = 0.0;
-      for (int u = 0; u < teams; u++) total += parts[u]; /* written before their teams' flushes */
-      arrivals[0] = 0;
+      for (int u = 0; u < teams; u++) total += parts[u];
       shift_out[0] = total;
     }
   }
@@ -1005,15 +1013,16 @@ static void km_fused_shape(size_t n, int *teams, int *threads) {
  * eight regions an iteration and reads the points twice. Each team assigns its range of the
  * points (km_nearest_in_tiles) and adds each point at once to the team-local sums of its cluster,
  * so the points are read once; it adds its sums and its count of changed labels to the global
- * ones, then counts itself in (state[0]). The team that arrives last, which then sees every
- * team's sums, makes the new centroids (km_mean), the next pass's tiles and norms (as km_prepare:
- * km_tile_at, km_norm_part), clears the sums and the state, and returns the number of changed
- * labels and the summed squared shift. The same formulas as the other path, so the same labels
- * and centroids bit for bit. The fences (PAR_FLUSH) order each team's global adds before its
- * arrival, and the arrivals before the last team's reads. sums and state start at zero (the run
- * clears them once; every pass leaves them so). The last team writes its two results (the changed
- * labels, exact in a double, and the shift) through results->device, which on a GPU is host memory
- * the device writes directly (pc_results): no copy back after the region. */
+ * ones, then counts itself in (state[0], km_last_to_arrive). The team that arrives last, which
+ * then sees every team's sums, makes the new centroids (km_mean), the next pass's tiles and norms
+ * (as km_prepare: km_tile_at, km_norm_part), clears the sums and the state, and returns the number
+ * of changed labels and the summed squared shift. The same formulas as the other path, so the
+ * same labels and centroids bit for bit. The fences (PAR_FLUSH, there and in km_last_to_arrive)
+ * order each team's global adds before its arrival, and the arrivals before the last team's
+ * reads. sums and state start at zero (the run clears them once; every pass leaves them so). The
+ * last team writes its two results (the changed labels, exact in a double, and the shift) through
+ * results->device, which on a GPU is host memory the device writes directly (pc_results): no copy
+ * back after the region. */
 static __attribute__((unused)) long km_fused_pass(const float *restrict xt, float *restrict ct,
                                                   const float *restrict offset, float *restrict cs, float *restrict cn,
                                                   int *restrict labels, km_fixed *restrict sums,
@@ -1047,17 +1056,9 @@ static __attribute__((unused)) long km_fused_pass(const float *restrict xt, floa
         PAR_FLUSH
       }
     }
-    km_fixed arrived;
     PAR_ATOMIC
     state[1] += team_changed;
-    PAR_FLUSH
-    PAR_ATOMIC_CAPTURE
-    {
-      arrived = state[0];
-      state[0] += 1;
-    }
-    PAR_FLUSH
-    if (arrived == teams - 1) { /* the last team: every team's sums are in */
+    if (km_last_to_arrive(state, teams)) { /* every team's sums are in */
       double moved = 0.0;
       TEAM_PAR_FOR(reduction(+ : moved))
       for (size_t e = 0; e < kd; e++) { /* feature j of centroid c, as km_finalize */
@@ -1082,7 +1083,6 @@ static __attribute__((unused)) long km_fused_pass(const float *restrict xt, floa
         total = state[1];
         state[1] = 0;
       }
-      state[0] = 0;
       out[0] = (double)total;
       out[1] = moved;
     }

@@ -175,8 +175,8 @@ static inline __attribute__((always_inline)) int km_keep_lanes_best(int *restric
 }
 
 /* An assign kernel's count of changed labels, handed to the host without a copy back after the
- * kernel (a copy back, and the copy in of the zero it started from, cost 20-40 us a kernel on an
- * H200 machine: docs/performance.md, 2026-11-29): `word` (device memory, zero between kernels)
+ * kernel (a copy back, and the copy in of the zero it started from, cost more than a small kernel:
+ * docs/performance.md, 2026-11-29): `word` (device memory, zero between kernels)
  * holds the teams done in its top KM_TALLY_TEAM_BITS bits and the labels changed below them; out
  * is host memory the device writes (pc_results). */
 #define KM_TALLY_COUNT_BITS 38 /* up to 2.7e11 changed labels; the teams done above them */

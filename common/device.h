@@ -70,7 +70,7 @@ void pc_free_staging(void *p);
  * counts): the region writes them through `device` (is_device_ptr), pc_results_take returns them
  * on the host. Where target regions run on a GPU, `device` is page-locked host memory mapped into
  * the device's address space, which the region writes directly: no copy back follows the region
- * (22 us a region on an H200 machine, docs/performance.md, 2026-11-29); where the driver gives none,
+ * (what that saves: docs/performance.md, 2026-11-29); where the driver gives none,
  * a device buffer that pc_results_take copies back; elsewhere host memory. pc_results_open returns
  * 0, or -1 with a pc_fail message; after pc_device_init, and with the device data of the run that
  * uses it entered (the driver's context current on this thread). */
