@@ -14,7 +14,9 @@
  *    points against all the centroids, the points read once.
  *  - km_assign_mma (--distance dot-3xtf32 and dot-tf32): the same blocks and staging as
  *    km_assign_tiled, the dot products on the TF32 tensor cores in three products (about
- *    float32's accuracy) or one.
+ *    float32's accuracy) or one. Where d <= 16 and k <= 128 its teams stay instead
+ *    (km_mma_resident): the centroids copied once, the next block of points copied in while one
+ *    is multiplied.
  *  - km_assign_wide (the same distances where k is 512 or more, and --distance dot-fp16 and
  *    dot-bf16 at every k): blocks of 128 points x 128 centroids, each warp 64 x 64, the operands
  *    copied from packed copies on the device (km_pack) point by point for ldmatrix, chunks in a
@@ -256,19 +258,16 @@ static inline __attribute__((always_inline)) void km_staged_all(void) {
 #endif
 }
 
-/* Starts thread tid's copies of the chunk of `depth` features j0.. of a tiled block (points from
- * i0, centroids from c0) into xs and cs, as one group: row r of xs (xs[r * xs_row ..]) gets feature
- * j0 + r of points i0 .., row r of cs feature j0 + r of centroids c0 ..; thread tid copies
- * element tid % KM_BLOCK_POINTS of rows tid / KM_BLOCK_POINTS, + KM_BLOCK_THREADS /
- * KM_BLOCK_POINTS, ... (consecutive threads read consecutive addresses; as the threads are a
- * multiple of the points, a thread always copies the same point), centroids likewise; 0 past
- * the ends. Rows longer than a block (xs_row > KM_BLOCK_POINTS) move the tensor-core kernel's
- * reads of a column onto different banks; that kernel also has the centroids' TF32 tails
- * (tiles_lo, into cs_lo like cs; NULL for the other). */
-static inline __attribute__((always_inline)) void
-km_stage_rows(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo, size_t n, size_t d,
-              int kpad, size_t i0, int c0, size_t j0, int depth, int tid, float *xs, int xs_row, float *cs,
-              float *cs_lo, int cs_row) {
+/* Starts thread tid's copies of `depth` features j0.. of a block of points (from i0) into xs: row r
+ * (xs[r * xs_row ..]) gets feature j0 + r; thread tid copies element tid % KM_BLOCK_POINTS of rows
+ * tid / KM_BLOCK_POINTS, + KM_BLOCK_THREADS / KM_BLOCK_POINTS, ... (consecutive threads read
+ * consecutive addresses; as the threads are a multiple of the points, a thread always copies the
+ * same point); 0 past the ends. Rows longer than a block (xs_row > KM_BLOCK_POINTS) move the
+ * tensor-core kernel's reads of a column onto different banks. The copies join the thread's next
+ * group (see km_stage_rows). */
+static inline __attribute__((always_inline)) void km_stage_points(const float *restrict xt, size_t n, size_t d,
+                                                                  size_t i0, size_t j0, int depth, int tid, float *xs,
+                                                                  int xs_row) {
   const size_t i = i0 + (size_t)(tid % KM_BLOCK_POINTS);
   KM_NO_UNROLL for (int u = 0; u < depth * KM_BLOCK_POINTS / KM_BLOCK_THREADS; u++) {
     const int r = tid / KM_BLOCK_POINTS + u * (KM_BLOCK_THREADS / KM_BLOCK_POINTS);
@@ -276,9 +275,18 @@ km_stage_rows(const float *restrict xt, const float *restrict tiles, const float
     const int valid = j < d && i < n;
     km_copy_async(xs + r * xs_row + tid % KM_BLOCK_POINTS, valid ? xt + j * n + i : xt, valid);
   }
-  /* centroids four at a time where the arrays start on 16 bytes (the device's allocations do):
-   * rows are then whole 16-byte pieces (kpad and cs_row are multiples of 4), and a piece lies
-   * wholly below kpad or wholly above it; else one at a time */
+}
+
+/* km_stage_points for a block of centroids (from c0) of `tiles` into cs, likewise; the
+ * tensor-core kernels also copy the centroids' TF32 tails (tiles_lo, into cs_lo like cs; NULL for
+ * the others). */
+static inline __attribute__((always_inline)) void km_stage_centroids(const float *restrict tiles,
+                                                                     const float *restrict tiles_lo, size_t d, int kpad,
+                                                                     int c0, size_t j0, int depth, int tid, float *cs,
+                                                                     float *cs_lo, int cs_row) {
+  /* four at a time where the arrays start on 16 bytes (the device's allocations do): rows are
+   * then whole 16-byte pieces (kpad and cs_row are multiples of 4), and a piece lies wholly below
+   * kpad or wholly above it; else one at a time */
   const int pieces = ((uintptr_t)tiles | (uintptr_t)(tiles_lo ? tiles_lo : tiles)) % 16 == 0;
   const int per_row = pieces ? KM_BLOCK_CENTROIDS / 4 : KM_BLOCK_CENTROIDS, width = pieces ? 4 : 1;
   const int col = c0 + width * (tid % per_row);
@@ -295,9 +303,26 @@ km_stage_rows(const float *restrict xt, const float *restrict tiles, const float
       if (tiles_lo) km_copy_async(dst_lo, valid ? tiles_lo + at : tiles_lo, valid);
     }
   }
+}
+
+/* Closes this thread's group of copies started since the last group (km_staged_but_last and
+ * km_staged_all wait for groups). */
+static inline __attribute__((always_inline)) void km_commit_copies(void) {
 #if defined(__NVPTX__)
   __nvvm_cp_async_commit_group();
 #endif
+}
+
+/* Starts thread tid's copies of the chunk of `depth` features j0.. of a tiled block (points from
+ * i0 into xs, centroids from c0 into cs and cs_lo: km_stage_points, km_stage_centroids) as one
+ * group. */
+static inline __attribute__((always_inline)) void
+km_stage_rows(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo, size_t n, size_t d,
+              int kpad, size_t i0, int c0, size_t j0, int depth, int tid, float *xs, int xs_row, float *cs,
+              float *cs_lo, int cs_row) {
+  km_stage_points(xt, n, d, i0, j0, depth, tid, xs, xs_row);
+  km_stage_centroids(tiles, tiles_lo, d, kpad, c0, j0, depth, tid, cs, cs_lo, cs_row);
+  km_commit_copies();
 }
 _Static_assert(KM_BLOCK_THREADS % KM_BLOCK_POINTS == 0 && KM_BLOCK_THREADS % (KM_BLOCK_CENTROIDS / 4) == 0 &&
                    KM_TILE % 4 == 0,
@@ -487,9 +512,7 @@ static inline __attribute__((always_inline)) void km_few_fetch(const float *rest
       km_copy_async(ahead + (q * pts + p) * KM_FEW_THREADS + tid, valid ? xt + (size_t)q * n + i : xt, valid);
     }
   }
-#if defined(__NVPTX__)
-  __nvvm_cp_async_commit_group();
-#endif
+  km_commit_copies();
 }
 static inline __attribute__((always_inline)) void km_few_take(const float *ahead, const int *ahead_labels, int tid,
                                                              const int pts, float x[][KM_FEW_DEPTH], int *old) {
@@ -731,6 +754,38 @@ static inline __attribute__((always_inline)) void km_mma_keep_best(float acc[][8
     }
 }
 
+/* One K step (8 features) of a warp's sums acc[mi][ni] (see km_mma_block) from team memory, by
+ * thread (g, t) = (lane / 4, lane % 4): xq holds the step's 8 rows of the warp's 32 points (rows
+ * KM_MMA_XS_ROW apart), cq and cq_lo those of the 64 centroids' heads and tails (rows KM_MMA_CS_ROW
+ * apart; cq_lo unread for one product), each from this thread's column g; the points are split into
+ * TF32 here. */
+static inline __attribute__((always_inline)) void km_mma_step(const float *xq, const float *cq, const float *cq_lo,
+                                                              int t, float acc[2][8][4], const int products) {
+  unsigned a_hi[2][4], a_lo[2][4];
+  KM_UNROLL for (int mi = 0; mi < 2; mi++)
+    KM_UNROLL for (int e = 0; e < 4; e++) { /* rows t, t + 4 (features) x columns g, g + 8 (points) */
+      const float x = xq[(t + 4 * (e / 2)) * KM_MMA_XS_ROW + mi * 16 + 8 * (e % 2)];
+      if (products == 3) km_tf32_split(x, &a_hi[mi][e], &a_lo[mi][e]);
+      else a_hi[mi][e] = km_tf32_round(x);
+    }
+  KM_UNROLL for (int nn = 0; nn < 8; nn += 2) { /* two centroid tiles: four sums in flight */
+    unsigned b_hi[2][2], b_lo[2][2];
+    KM_UNROLL for (int ni = 0; ni < 2; ni++)
+      KM_UNROLL for (int e = 0; e < 2; e++) {
+        b_hi[ni][e] = km_float_bits(cq[(t + 4 * e) * KM_MMA_CS_ROW + (nn + ni) * 8]);
+        if (products == 3) b_lo[ni][e] = km_float_bits(cq_lo[(t + 4 * e) * KM_MMA_CS_ROW + (nn + ni) * 8]);
+      }
+    if (products == 3) {
+      KM_UNROLL for (int mi = 0; mi < 2; mi++) /* the small terms first */
+        KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_lo[mi], b_hi[ni]);
+      KM_UNROLL for (int mi = 0; mi < 2; mi++)
+        KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_hi[mi], b_lo[ni]);
+    }
+    KM_UNROLL for (int mi = 0; mi < 2; mi++)
+      KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_hi[mi], b_hi[ni]);
+  }
+}
+
 /* One team's share of km_assign_mma, by thread `tid`: as km_tiled_block, with warp w's points
  * 32w + 16 mi + g + 8 h (mi, h in {0, 1}) and, in the sums acc[mi][ni][2 h + e], centroid
  * 8 ni + 2 t + e of the current block. Each thread keeps the best of its columns for its 4
@@ -776,30 +831,7 @@ km_mma_block(const float *restrict xt, const float *restrict tiles, const float 
       KM_UNROLL for (int ks = 0; ks < KM_MMA_DEPTH / 8; ks++) {
         const float *xq = xs + ((q % 2) * KM_MMA_DEPTH + ks * 8) * KM_MMA_XS_ROW + warp * 32 + g;
         const size_t row = ((q % 2) * KM_MMA_DEPTH + ks * 8) * KM_MMA_CS_ROW + g;
-        const float *cq = cs + row, *cq_lo = cs_lo + row;
-        unsigned a_hi[2][4], a_lo[2][4];
-        KM_UNROLL for (int mi = 0; mi < 2; mi++)
-          KM_UNROLL for (int e = 0; e < 4; e++) { /* rows t, t + 4 (features) x columns g, g + 8 (points) */
-            const float x = xq[(t + 4 * (e / 2)) * KM_MMA_XS_ROW + mi * 16 + 8 * (e % 2)];
-            if (products == 3) km_tf32_split(x, &a_hi[mi][e], &a_lo[mi][e]);
-            else a_hi[mi][e] = km_tf32_round(x);
-          }
-        KM_UNROLL for (int nn = 0; nn < 8; nn += 2) { /* two centroid tiles: four sums in flight */
-          unsigned b_hi[2][2], b_lo[2][2];
-          KM_UNROLL for (int ni = 0; ni < 2; ni++)
-            KM_UNROLL for (int e = 0; e < 2; e++) {
-              b_hi[ni][e] = km_float_bits(cq[(t + 4 * e) * KM_MMA_CS_ROW + (nn + ni) * 8]);
-              if (products == 3) b_lo[ni][e] = km_float_bits(cq_lo[(t + 4 * e) * KM_MMA_CS_ROW + (nn + ni) * 8]);
-            }
-          if (products == 3) {
-            KM_UNROLL for (int mi = 0; mi < 2; mi++) /* the small terms first */
-              KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_lo[mi], b_hi[ni]);
-            KM_UNROLL for (int mi = 0; mi < 2; mi++)
-              KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_hi[mi], b_lo[ni]);
-          }
-          KM_UNROLL for (int mi = 0; mi < 2; mi++)
-            KM_UNROLL for (int ni = 0; ni < 2; ni++) km_mma_tf32(acc[mi][nn + ni], a_hi[mi], b_hi[ni]);
-        }
+        km_mma_step(xq, cs + row, cs_lo + row, t, acc, products);
       }
       ompx_sync_block_acq_rel(); /* buffer q % 2 is free for chunk q + 2 */
     }
@@ -812,6 +844,134 @@ km_mma_block(const float *restrict xt, const float *restrict tiles, const float 
   return mine;
 }
 
+/* Resident teams for km_assign_mma where a block's features and all the centroids fit in team
+ * memory together (d <= KM_MMA_RESIDENT_DEPTH, kpad <= KM_MMA_RESIDENT_TILES blocks of 64, one
+ * range): the short-lived teams of km_mma_block would each stage the same centroids again for a
+ * block of 128 points and wait on their own first copies. Here KM_MMA_RESIDENT_TEAMS_PER_SM teams a
+ * multiprocessor copy the centroids once and take block after block of points, each block's
+ * features and old labels copied in while the block before it is multiplied (two buffers). The
+ * products, their order and the comparisons are km_mma_block's, so are the labels. */
+#define KM_MMA_RESIDENT_DEPTH 16
+#define KM_MMA_RESIDENT_TILES 2
+#define KM_MMA_RESIDENT_TEAMS_PER_SM_DEFAULT 4 /* 128 registers a thread: four teams of 128 threads */
+#ifndef KM_MMA_RESIDENT_TEAMS_PER_SM
+#define KM_MMA_RESIDENT_TEAMS_PER_SM KM_MMA_RESIDENT_TEAMS_PER_SM_DEFAULT
+#endif
+PC_KNOB(KM_MMA_RESIDENT_TEAMS_PER_SM)
+#define KM_MMA_RESIDENT_XS (KM_MMA_RESIDENT_DEPTH * KM_MMA_XS_ROW) /* floats of a block's staged features */
+#define KM_MMA_RESIDENT_CS (KM_MMA_RESIDENT_DEPTH * KM_MMA_CS_ROW) /* floats of a centroid block's */
+_Static_assert(KM_MMA_RESIDENT_DEPTH % 8 == 0 && KM_BLOCK_THREADS == KM_BLOCK_POINTS,
+               "km_mma_resident: whole mma K steps; a thread copies one point's old label");
+
+/* Whether km_assign_mma takes resident teams for layout l of d features. */
+static int km_mma_resident_applies(size_t d, km_layout l) {
+  return d <= KM_MMA_RESIDENT_DEPTH && l.splits == 1 && l.tiles <= KM_MMA_RESIDENT_TILES;
+}
+
+/* Starts thread tid's copies of block blk's first `depth` features (into xs) and its points' old
+ * labels (into olds) as one group. */
+static inline __attribute__((always_inline)) void km_stage_resident_block(const float *restrict xt,
+                                                                          const int *restrict labels, size_t n,
+                                                                          size_t d, size_t blk, int depth, int tid,
+                                                                          float *xs, int *olds) {
+  const size_t i0 = blk * KM_BLOCK_POINTS, i = i0 + (size_t)tid;
+  km_copy_async((float *)olds + tid, i < n ? (const float *)labels + i : xt, i < n);
+  km_stage_points(xt, n, d, i0, 0, depth, tid, xs, KM_MMA_XS_ROW);
+  km_commit_copies();
+}
+
+/* Team `team` of `teams` of the resident km_assign_mma, by thread tid: blocks team, team + teams,
+ * ... of `blocks`, through xs and olds (two buffers each), the centroids in cs and cs_lo (a block
+ * of 64 after another). Warp w's points and a thread's sums are km_mma_block's. Returns how many
+ * labels this thread changed. */
+static inline __attribute__((always_inline)) int
+km_mma_resident(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo,
+                const float *restrict cn, int *restrict labels, size_t n, size_t d, int kpad, size_t blocks, int team,
+                int teams, int tid, float *restrict xs, float *restrict cs, float *restrict cs_lo, int *restrict olds,
+                const int products) {
+  const int warp = tid / 32, g = tid % 32 / 4, t = tid % 4;
+  const int steps = (int)((d + 7) / 8), ctiles = (kpad + KM_BLOCK_CENTROIDS - 1) / KM_BLOCK_CENTROIDS;
+  const float *tails = products == 3 ? tiles_lo : NULL; /* the centroids' TF32 tails, staged for 3 products */
+  for (int cb = 0; cb < ctiles; cb++) /* the centroids join the first block's group */
+    km_stage_centroids(tiles, tails, d, kpad, cb * KM_BLOCK_CENTROIDS, 0, 8 * steps, tid, cs + cb * KM_MMA_RESIDENT_CS,
+                       cs_lo + cb * KM_MMA_RESIDENT_CS, KM_MMA_CS_ROW);
+  km_stage_resident_block(xt, labels, n, d, (size_t)team, 8 * steps, tid, xs, olds);
+  int mine = 0, buf = 0;
+  KM_NO_UNROLL for (size_t blk = (size_t)team; blk < blocks; blk += (size_t)teams, buf ^= 1) {
+    if (blk + (size_t)teams < blocks) { /* the next block lands while this one is multiplied */
+      km_stage_resident_block(xt, labels, n, d, blk + (size_t)teams, 8 * steps, tid,
+                              xs + (buf ^ 1) * KM_MMA_RESIDENT_XS, olds + (buf ^ 1) * KM_BLOCK_POINTS);
+      km_staged_but_last();
+    } else {
+      km_staged_all();
+    }
+    ompx_sync_block_acq_rel();
+    const float *xb = xs + buf * KM_MMA_RESIDENT_XS + warp * 32 + g;
+    float best[4];
+    int best_c[4];
+    KM_UNROLL for (int r = 0; r < 4; r++) {
+      best[r] = INFINITY;
+      best_c[r] = 0;
+    }
+    KM_NO_UNROLL for (int cb = 0; cb < ctiles; cb++) {
+      float acc[2][8][4];
+      KM_UNROLL for (int mi = 0; mi < 2; mi++)
+        KM_UNROLL for (int ni = 0; ni < 8; ni++)
+          KM_UNROLL for (int e = 0; e < 4; e++) acc[mi][ni][e] = 0.0f;
+      const float *cb_hi = cs + cb * KM_MMA_RESIDENT_CS + g, *cb_lo = cs_lo + cb * KM_MMA_RESIDENT_CS + g;
+      KM_NO_UNROLL for (int ks = 0; ks < steps; ks++)
+        km_mma_step(xb + ks * 8 * KM_MMA_XS_ROW, cb_hi + ks * 8 * KM_MMA_CS_ROW, cb_lo + ks * 8 * KM_MMA_CS_ROW, t, acc,
+                    products);
+      km_mma_keep_best(acc, 2, cb * KM_BLOCK_CENTROIDS, t, kpad, cn, best, best_c);
+    }
+    const size_t i0 = blk * KM_BLOCK_POINTS;
+    KM_UNROLL for (int r = 0; r < 4; r++) { /* point r: mi = r / 2, h = r % 2 */
+      const int p = warp * 32 + (r / 2) * 16 + (r % 2) * 8 + g;
+      km_lanes_best(&best[r], &best_c[r], 4);
+      if (t == 0 && i0 + (size_t)p < n) {
+        mine += olds[buf * KM_BLOCK_POINTS + p] != best_c[r];
+        labels[i0 + (size_t)p] = best_c[r];
+      }
+    }
+    ompx_sync_block_acq_rel(); /* buffer buf is free for block blk + 2 teams */
+  }
+  return mine;
+}
+
+/* The resident km_assign_mma (km_mma_resident_applies); returns how many labels changed. */
+static long km_assign_mma_resident(const float *restrict xt, const float *restrict tiles,
+                                   const float *restrict tiles_lo, const float *restrict cn, int *restrict labels,
+                                   size_t n, size_t d, int kpad, km_layout l, int products, const km_tally *tally) {
+  unsigned long long *word = tally->word;
+  double *out = tally->out.device;
+  const size_t most = (size_t)KM_MMA_RESIDENT_TEAMS_PER_SM * (size_t)pc_device_multiprocessors();
+  const size_t blocks = l.groups;
+  const int teams = (int)(blocks < most ? blocks : most);
+#pragma omp target teams ompx_bare num_teams(teams) thread_limit(KM_BLOCK_THREADS) is_device_ptr(word, out)
+  {
+    static float xs[2 * KM_MMA_RESIDENT_XS] __attribute__((aligned(16)));
+    TEAM_LOCAL(xs)
+    static float cs[KM_MMA_RESIDENT_TILES * KM_MMA_RESIDENT_CS] __attribute__((aligned(16)));
+    TEAM_LOCAL(cs)
+    static float cs_lo[KM_MMA_RESIDENT_TILES * KM_MMA_RESIDENT_CS] __attribute__((aligned(16)));
+    TEAM_LOCAL(cs_lo)
+    static int olds[2 * KM_BLOCK_POINTS];
+    TEAM_LOCAL(olds)
+    static unsigned warp_changes[KM_BLOCK_THREADS / 32];
+    TEAM_LOCAL(warp_changes)
+    const int team = ompx_block_id_x(), tid = ompx_thread_id_x();
+    int mine;
+    if (products == 3)
+      mine = km_mma_resident(xt, tiles, tiles_lo, cn, labels, n, d, kpad, blocks, team, teams, tid, xs, cs, cs_lo,
+                             olds, 3);
+    else
+      mine = km_mma_resident(xt, tiles, tiles_lo, cn, labels, n, d, kpad, blocks, team, teams, tid, xs, cs, cs_lo,
+                             olds, 1);
+    km_tally_changes(word, out, warp_changes, mine, tid, KM_BLOCK_THREADS, teams);
+  }
+  return km_tally_take(tally);
+}
+
 /* The assign step on the tensor cores in `products` products (3 or 1, see km_mma_block); returns
  * how many labels changed. The caller has checked that kernels run on the GPU (a bare region
  * does not run on the host). */
@@ -821,6 +981,8 @@ static long km_assign_mma(const float *restrict xt, const float *restrict tiles,
                           const km_tally *tally) {
   unsigned long long *word = tally->word;
   double *out = tally->out.device;
+  if (km_mma_resident_applies(d, l))
+    return km_assign_mma_resident(xt, tiles, tiles_lo, cn, labels, n, d, kpad, l, products, tally);
   const int teams = (int)(l.groups * (size_t)l.splits);
 #pragma omp target teams ompx_bare num_teams(teams) thread_limit(KM_BLOCK_THREADS) is_device_ptr(word, out)
   {
@@ -1003,9 +1165,7 @@ static inline __attribute__((always_inline)) void km_wide_stage_next(const km_wi
       if (form == KM_TENSOR_3XTF32) next->c_lo -= back;
     }
   }
-#if defined(__NVPTX__)
-  __nvvm_cp_async_commit_group();
-#endif
+  km_commit_copies();
 }
 
 /* One team's share of km_assign_wide in tensor form `form` (km_tensor_form), by thread `tid`:
@@ -1399,7 +1559,7 @@ static void km_gpu_close(km_tuned_run *run) {
 
 static const km_tuned_kernels km_gpu_kernels = {
     "gpu: team-tiled ompx_bare kernels (cp.async staging; mma.sync for dot-3xtf32 and dot-tf32, wide blocks for k >= "
-    "512 and for dot-fp16 and dot-bf16; one pass for k <= 32)",
+    "512 and for dot-fp16 and dot-bf16; one pass for k <= 32; resident tensor-core teams for d <= 16, k <= 128)",
     1, 1, 1, km_few_as_fast, km_gpu_open, km_gpu_device_bytes, km_gpu_assign, km_gpu_assign_and_sum, km_gpu_close};
 
 const km_tuned_kernels *km_tuned(void) { return &km_gpu_kernels; }

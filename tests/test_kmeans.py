@@ -602,6 +602,31 @@ def test_tensor_split_blocks_match_dot(gpu, work, n, d, k, distance):
 
 
 @needs_gpu
+@pytest.mark.parametrize("n,d,k", [(200003, 16, 64), (150001, 11, 50), (300007, 16, 100), (300007, 5, 120)],
+                         ids=["d16-k64", "d11-k50", "d16-k100-two-blocks", "d5-k120-two-blocks"])
+@pytest.mark.parametrize("distance", ["dot-3xtf32", "dot-tf32"])
+def test_tensor_resident_teams_match_sequential(seq, gpu, work, n, d, k, distance):
+    """Few features and centroids (d <= 16, k <= 128, the centroid blocks not split): the tensor
+    kernel's teams stay, hold the centroids and take block after block of points, the next block
+    copied in while one is multiplied (km_mma_resident). n is not a multiple of the 128-point
+    block, each team takes several blocks, d is not always a multiple of the 8-feature step, k not
+    of the 64-centroid block (two blocks of centroids held). On well-separated clusters the labels
+    and iterations are seq's (dot form), and so are the centroids, bit for bit."""
+    skip_without_tensor_kernel(gpu, distance)
+    x, init = blobs_near_origin(n + d + k, n, d, k, std=0.002)
+    path = work / "x.npy"
+    np.save(path, x)
+    init_path = write_points(work / "init.txt", init)
+    ref = kmeans(seq, work, path, k, init_path, "--max-iter", 8, "--distance", "dot", tag="seq", fmt="npy")
+    labels, cent, rep = kmeans(gpu, work, path, k, init_path, "--max-iter", 8, "--distance", distance, tag="tc",
+                               fmt="npy")
+    assert rep["centroid_splits"] == 1 and rep["update_sums"] == "whole-clusters"
+    assert_labels_equal(labels, ref[0], f"{distance} vs seq")
+    np.testing.assert_array_equal(cent, ref[1])
+    assert rep["iterations"] == ref[2]["iterations"]
+
+
+@needs_gpu
 @pytest.mark.parametrize("n,d,k", [(40000, 37, 600), (34000, 130, 513)])
 @pytest.mark.parametrize("distance", TENSOR_DISTANCES)
 def test_tensor_wide_blocks_match_dot(gpu, work, n, d, k, distance):
