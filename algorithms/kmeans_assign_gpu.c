@@ -891,16 +891,17 @@ km_mma_resident(const float *restrict xt, const float *restrict tiles, const flo
                 const int products) {
   const int warp = tid / 32, g = tid % 32 / 4, t = tid % 4;
   const int steps = (int)((d + 7) / 8), ctiles = (kpad + KM_BLOCK_CENTROIDS - 1) / KM_BLOCK_CENTROIDS;
+  const int depth = 8 * steps; /* features staged: d rounded up to whole K steps (zeros past d) */
   const float *tails = products == 3 ? tiles_lo : NULL; /* the centroids' TF32 tails, staged for 3 products */
   for (int cb = 0; cb < ctiles; cb++) /* the centroids join the first block's group */
-    km_stage_centroids(tiles, tails, d, kpad, cb * KM_BLOCK_CENTROIDS, 0, 8 * steps, tid, cs + cb * KM_MMA_RESIDENT_CS,
+    km_stage_centroids(tiles, tails, d, kpad, cb * KM_BLOCK_CENTROIDS, 0, depth, tid, cs + cb * KM_MMA_RESIDENT_CS,
                        cs_lo + cb * KM_MMA_RESIDENT_CS, KM_MMA_CS_ROW);
-  km_stage_resident_block(xt, labels, n, d, (size_t)team, 8 * steps, tid, xs, olds);
+  km_stage_resident_block(xt, labels, n, d, (size_t)team, depth, tid, xs, olds);
   int mine = 0, buf = 0;
   KM_NO_UNROLL for (size_t blk = (size_t)team; blk < blocks; blk += (size_t)teams, buf ^= 1) {
     if (blk + (size_t)teams < blocks) { /* the next block lands while this one is multiplied */
-      km_stage_resident_block(xt, labels, n, d, blk + (size_t)teams, 8 * steps, tid,
-                              xs + (buf ^ 1) * KM_MMA_RESIDENT_XS, olds + (buf ^ 1) * KM_BLOCK_POINTS);
+      km_stage_resident_block(xt, labels, n, d, blk + (size_t)teams, depth, tid, xs + (buf ^ 1) * KM_MMA_RESIDENT_XS,
+                              olds + (buf ^ 1) * KM_BLOCK_POINTS);
       km_staged_but_last();
     } else {
       km_staged_all();
@@ -979,10 +980,10 @@ static long km_assign_mma(const float *restrict xt, const float *restrict tiles,
                           const float *restrict cn, int *restrict labels, float *restrict part_d,
                           int *restrict part_c, size_t n, size_t d, int kpad, km_layout l, int products,
                           const km_tally *tally) {
-  unsigned long long *word = tally->word;
-  double *out = tally->out.device;
   if (km_mma_resident_applies(d, l))
     return km_assign_mma_resident(xt, tiles, tiles_lo, cn, labels, n, d, kpad, l, products, tally);
+  unsigned long long *word = tally->word;
+  double *out = tally->out.device;
   const int teams = (int)(l.groups * (size_t)l.splits);
 #pragma omp target teams ompx_bare num_teams(teams) thread_limit(KM_BLOCK_THREADS) is_device_ptr(word, out)
   {
