@@ -408,14 +408,17 @@ DEV_FUNCS_BEGIN
 static inline float km_mean(km_fixed sum, double unscale, km_fixed count) {
   return (float)((double)sum * unscale / (double)count);
 }
-/* Point i into the team-local sums of whole clusters (cluster c's d sums at c * (d + 1), its
- * count after them). */
+/* Point i into (sign 1) or out of (sign -1) the team-local sums of whole clusters (cluster c's d
+ * sums at c * (d + 1), its count after them). */
 static inline __attribute__((always_inline)) void km_team_add_point(km_team_word *sums, const float *restrict xt,
                                                                     const float *restrict scale, size_t n, size_t d,
-                                                                    size_t i, int c) {
+                                                                    size_t i, int c, int sign) {
   const size_t base = (size_t)c * (d + 1);
-  for (size_t j = 0; j < d; j++) km_team_add(sums, base + j, km_to_fixed(xt[j * n + i], scale[j]));
-  km_team_add(sums, base + d, 1);
+  for (size_t j = 0; j < d; j++) {
+    const km_fixed q = km_to_fixed(xt[j * n + i], scale[j]);
+    km_team_add(sums, base + j, sign > 0 ? q : -q);
+  }
+  km_team_add(sums, base + d, sign);
 }
 DEV_FUNCS_END
 
@@ -441,7 +444,12 @@ DEV_FUNCS_END
  * docs/performance.md). KM_UPDATE_BY_DIMENSION chooses
  * where both fit: 1 (by dimension), 0 (whole clusters; then also shared sums where they do not
  * fit) or auto: whole clusters while k * (d + 1) <= KM_BY_DIMENSION_ABOVE, by default wherever
- * they fit (on the CPU as fast or faster; not yet compared on a GPU). */
+ * they fit (on the CPU as fast or faster; not yet compared on a GPU).
+ * Whole clusters keep the sums between iterations (km_keeps_sums) and move only the points whose
+ * label changed: out of the cluster the sums hold them in (summed[i], -1: none), into the new
+ * one. Integer sums do not depend on the order of their adds, so the kept sums are those of adding
+ * every point again, bit for bit; an iteration where every label changes adds twice as much, one
+ * where few change reads the labels and little else (figures: docs/performance.md, 2026-11-29). */
 /* KM_SETTING(KM_BY_DIMENSION_, KM_UPDATE_BY_DIMENSION) is 0, 1 or -1 (auto); another value of
  * -DKM_UPDATE_BY_DIMENSION does not compile. */
 #define KM_BY_DIMENSION_0 0
@@ -514,15 +522,38 @@ static km_update_plan km_plan_update(size_t n, size_t d, int k) {
   return p;
 }
 
+/* Whether a run keeps the update's sums between iterations and moves only the points whose label
+ * changed (see above): not asked to add every point (--sums all), the sums made where the points are
+ * (the device, or the host of seq and omp), of whole clusters, and in one process (the ranks' sums
+ * are added into one array), and not where a tuned kernel adds the points in its assign step
+ * (in_pass), which reads them anyway. By dimension, where every team reads every point's labels,
+ * reading the labels the sums hold as well cost more than the adds it saved (on the CPU, 2026-11-29). */
+static int km_keeps_sums(const km_params *p, km_update_plan update, int on_device, int in_pass) {
+  return !p->resum_all && on_device && update.method == KM_SUMS_WHOLE && pc_dist_size() == 1 && !in_pass;
+}
+
+/* Whether the tuned kernels that a run of the general path takes add the points to the sums in
+ * their assign step (kmeans_tuned.h: sums_in_pass), given that they run where the run does. */
+static int km_tuned_sums_in_pass(size_t d, const km_params *p, int kpad, int streaming, km_update_plan update) {
+  const km_tuned_kernels *tuned = p->kernels == PC_KERNELS_PORTABLE ? NULL : km_tuned();
+  const int gemm = p->distance == KM_DISTANCE_GEMM || p->distance == KM_DISTANCE_GEMM_TF32;
+  return tuned && tuned->sums_in_pass && !gemm && !streaming && update.method == KM_SUMS_WHOLE &&
+         tuned->sums_in_pass(d, p->k, kpad, km_tensor_form_of(p->distance));
+}
+
 /* The lengths of km_run's device arrays beside the points and labels (see its DEV_ENTER) for n
  * points of d features, in memory (block 0) or out of core in blocks of `block` points, and the bytes
  * the run puts on the device: these arrays, the points there (all n, or two blocks: km_stream_open),
- * the labels of all n, cuBLAS' scratch and the tuned kernels' copies of the points (device_bytes, for
- * each of their runs: out of core, the blocks' and a shorter last block's). */
+ * the labels of all n (and summed[n] where the run keeps it: km_needs_summed), cuBLAS' scratch and
+ * the tuned kernels' copies of the points (device_bytes, for each of their runs: out of core, the
+ * blocks' and a shorter last block's). */
 typedef struct {
   size_t ct, cs_lo, norm_parts, sums, scale_ranges; /* ct: cs's too; cn: kpad; offset: d; scale, unscale: d + 1 */
+  size_t label_bytes; /* labels[n], and summed[n] where the run needs it */
   size_t bytes;
 } km_device_arrays;
+
+static int km_needs_summed(size_t n, size_t d, const km_params *p, size_t block, km_update_plan update);
 
 /* k rounded up to whole tiles of KM_TILE centroids: the length of the centroid arrays' rows. */
 static int km_padded_k(int k) { return (k + KM_TILE - 1) / KM_TILE * KM_TILE; }
@@ -536,7 +567,9 @@ static km_device_arrays km_device_arrays_of(size_t n, size_t d, const km_params 
   a.ct = (size_t)kpad * d;
   a.cs_lo = km_tensor_products(distance) == 3 ? a.ct : 1; /* the tails of cs (tensor cores, 3 products) */
   a.norm_parts = (d + KM_NORM_CHUNK - 1) / KM_NORM_CHUNK * (size_t)kpad;
-  a.sums = km_plan_update(span, d, k).copies * (d + 1) * (size_t)k;
+  const km_update_plan update = km_plan_update(span, d, k);
+  a.sums = update.copies * (d + 1) * (size_t)k;
+  a.label_bytes = (km_needs_summed(n, d, p, block, update) ? 2 : 1) * n * sizeof(int);
   a.scale_ranges = block ? 1 : km_ranges_per_dimension(n, d); /* out of core: d maxima, from the host */
   const size_t floats = held * d + 2 * a.ct + a.cs_lo + (size_t)kpad + d + (d + 1) + d * a.scale_ranges;
   const km_tensor_form form = km_tensor_form_of(distance);
@@ -547,7 +580,7 @@ static km_device_arrays km_device_arrays_of(size_t n, size_t d, const km_params 
     tuned_bytes = tuned->device_bytes(span, d, kpad, form);
     if (tail < span) tuned_bytes += tuned->device_bytes(tail, d, kpad, form);
   }
-  a.bytes = floats * sizeof(float) + n * sizeof(int) + (a.norm_parts + d + 1) * sizeof(double) +
+  a.bytes = floats * sizeof(float) + a.label_bytes + (a.norm_parts + d + 1) * sizeof(double) +
             a.sums * sizeof(km_fixed) + (gemm ? km_gemm_scratch_bytes(span, k) : 0) + tuned_bytes;
   return a;
 }
@@ -570,8 +603,8 @@ int km_plan_memory(size_t n, size_t d, const km_params *p, km_memory_plan *plan)
     else hi = mid - 1;
   }
   if (lo == 0) {
-    const size_t least = km_device_arrays_of(n, d, p, 1).bytes, labels = n * sizeof(int);
-    const size_t rows = 2 * d * sizeof(float);
+    const km_device_arrays one = km_device_arrays_of(n, d, p, 1);
+    const size_t least = one.bytes, labels = one.label_bytes, rows = 2 * d * sizeof(float);
     return pc_fail("%zu bytes of device memory are too few for k-means: out of core it needs %zu for n = %zu, d = %zu, "
                    "k = %d (the labels %zu, the centroids and sums %zu, two blocks of one point %zu)",
                    plan->limit, least, n, d, p->k, labels, least - labels - rows, rows);
@@ -638,9 +671,11 @@ static void km_host_maxima(const float *restrict xt, size_t n, size_t d, float *
 
 /* Whole clusters: team t sums points [t * n / teams, (t+1) * n / teams) into `local` (cluster
  * c's sums at c * (d + 1), its count after them), then adds them to the global sums. On the CPU
- * a team is one thread and `local` is private to it. */
-static void km_accumulate_in_teams(const float *restrict xt, const int *restrict labels, km_fixed *restrict sums,
-                                   const float *restrict scale, size_t n, size_t d, int k, int teams) {
+ * a team is one thread and `local` is private to it. With `summed` (kept sums) only the points
+ * whose label changed move, and summed[i] follows them; else every point is added. */
+static void km_accumulate_in_teams(const float *restrict xt, const int *restrict labels, int *restrict summed,
+                                   km_fixed *restrict sums, const float *restrict scale, size_t n, size_t d, int k,
+                                   int teams) {
   const size_t row = d + 1, len = (size_t)k * row;
   PAR_TEAMS_FOR(num_teams(teams) thread_limit(KM_UPDATE_THREADS))
   for (int t = 0; t < teams; t++) {
@@ -651,7 +686,16 @@ static void km_accumulate_in_teams(const float *restrict xt, const int *restrict
     const size_t lo = n * (size_t)t / (size_t)teams, hi = n * (size_t)(t + 1) / (size_t)teams;
     TEAM_PAR_FOR()
     for (size_t i = lo; i < hi; i++) {
-      km_team_add_point(local, xt, scale, n, d, i, labels[i]);
+      const int c = labels[i];
+      if (!summed) {
+        km_team_add_point(local, xt, scale, n, d, i, c, 1);
+        continue;
+      }
+      const int before = summed[i]; /* -1: not in the sums yet */
+      if (before == c) continue;
+      if (before >= 0) km_team_add_point(local, xt, scale, n, d, i, before, -1);
+      km_team_add_point(local, xt, scale, n, d, i, c, 1);
+      summed[i] = c;
     }
     TEAM_PAR_FOR()
     for (size_t e = 0; e < len; e++) km_team_sum_to_global(local, sums, e, row, k);
@@ -706,17 +750,19 @@ static void km_accumulate_by_dimension(const float *restrict xt, const int *rest
 /* Cluster sums and counts on the device by the plan's method (see km_plan_update): team-local
  * sums of whole clusters or of one dimension; otherwise GPU threads add point i into copy
  * i % copies with atomics and CPU threads (copies = 1) sum into private copies through the
- * array reduction. The points' sums are added to those there, which hold zeros before a pass's
- * first adds (km_run clears them once, km_finalize after every pass); `first`: the pass's first
- * adds (out of core, its first block's), where the teams of a dimension's only range store their
- * sums instead. */
-static void km_accumulate(const float *restrict xt, const int *restrict labels, km_fixed *restrict sums,
-                          const float *restrict scale, size_t n, size_t d, int k, km_update_plan p, int first) {
+ * array reduction. Without `summed` the points' sums are added to those there, which hold zeros
+ * before a pass's first adds (km_run clears them once, km_finalize after every pass); `first`: the
+ * pass's first adds (out of core, its first block's), where the teams of a dimension's only range
+ * store their sums instead. With `summed` (whole clusters' kept sums: the labels they hold the points
+ * in) the points whose label changed move, and summed[i] becomes labels[i]. */
+static void km_accumulate(const float *restrict xt, const int *restrict labels, int *restrict summed,
+                          km_fixed *restrict sums, const float *restrict scale, size_t n, size_t d, int k,
+                          km_update_plan p, int first) {
   const size_t row = d + 1, copies = p.copies, len = copies * row * (size_t)k;
   const int store = first && p.method == KM_SUMS_BY_DIMENSION && p.ranges == 1; /* stores every value */
   (void)len; /* a clause of the threaded variants only */
   if (p.method == KM_SUMS_WHOLE) {
-    km_accumulate_in_teams(xt, labels, sums, scale, n, d, k, p.teams);
+    km_accumulate_in_teams(xt, labels, summed, sums, scale, n, d, k, p.teams);
     return;
   }
   if (p.method == KM_SUMS_BY_DIMENSION) {
@@ -804,7 +850,8 @@ static int km_finalize_teams(int k, int on_device) {
 
 /* New centroids from `copies` copies of the sums (counts in dimension d): ct[:, c] = mean of
  * cluster c, unchanged for an empty cluster. Returns the summed squared shift of the centroids,
- * and leaves the sums at zero for the next pass's adds. On the device it also makes the next
+ * and with `clear` leaves the sums at zero for the next pass's adds (else they are kept:
+ * km_keeps_sums). On the device it also makes the next
  * assign step's tiles of the moved centroids (cs, cs_lo, cn as km_prepare makes them, in the form
  * `form`): one target region where the means, the clearing and the tiles and norms were five. On
  * the host (on_device 0: one thread, host copies, Cao's GPU-L) it makes the means alone; the
@@ -820,7 +867,8 @@ static int km_finalize_teams(int k, int on_device) {
 static double km_finalize(km_fixed *restrict sums, const double *restrict unscale, float *restrict ct,
                           const float *restrict offset, float *restrict cs, float *restrict cs_lo, float *restrict cn,
                           double *restrict norm_parts, double *restrict parts, km_fixed *restrict arrivals, size_t d,
-                          int k, int kpad, size_t copies, km_tiles form, int on_device, const pc_results *results) {
+                          int k, int kpad, size_t copies, int clear, km_tiles form, int on_device,
+                          const pc_results *results) {
   const size_t kd = (size_t)k * d, per_copy = kd + (size_t)k;
   const int teams = km_finalize_teams(k, on_device);
   const int tiles = on_device, copy = tiles && !form.skip_copy;
@@ -859,7 +907,7 @@ static double km_finalize(km_fixed *restrict sums, const double *restrict unscal
       KM_UNROLL for (int b = 0; b < KM_FINALIZE_BATCH; b++) {
         if (first + (size_t)b * KM_UPDATE_LANES >= entries) continue;
         const size_t j = jj[b], c = (size_t)cc[b];
-        for (size_t p = 0; p < copies; p++) sums[p * per_copy + j * (size_t)k + c] = 0;
+        for (size_t p = 0; clear && p < copies; p++) sums[p * per_copy + j * (size_t)k + c] = 0;
         part += km_move_coordinate_from(before[b], ct + j * (size_t)kpad + c, sum[b], unscale[j], count[b]);
         if (copy) km_put_entry(cs, cs_lo, ct, offset, d, k, kpad, direct, products, dimension_major, j, (int)c);
       }
@@ -872,7 +920,7 @@ static double km_finalize(km_fixed *restrict sums, const double *restrict unscal
     TEAM_PAR_FOR()
     for (int c = c0; c < c1; c++) { /* their norms, the partials added in order; the counts cleared */
       if (chunks) cn[c] = km_norm_of_parts(norm_parts, chunks, kpad, (size_t)c);
-      for (size_t p = 0; p < copies; p++) sums[p * per_copy + kd + (size_t)c] = 0;
+      for (size_t p = 0; clear && p < copies; p++) sums[p * per_copy + kd + (size_t)c] = 0;
     }
     parts[t] = part;
     if (km_last_to_arrive(arrivals, teams)) { /* every part is in */
@@ -902,6 +950,22 @@ static km_path km_small_run_path(size_t n, size_t d, int k, int kpad, int on_dev
   if (!PC_HAS_DEVICE || !on_device || !portable_distance) return KM_PATH_GENERAL;
   if (pc_dist_size() > 1) return KM_PATH_GENERAL; /* the ranks' sums meet between the steps of an iteration */
   return km_small_run_shape(n, d, k, kpad);
+}
+
+/* Whether a run of n points (out of core: blocks of `block`; 0: in memory) keeps summed[n] on the
+ * device (km_run): where it keeps its sums, on the general path, and no tuned kernel adds the points
+ * in its pass. It takes the tuned kernels to run where they apply; under --allow-host on a machine
+ * without a GPU they do not, and the run may keep summed where this says it does not (in host memory,
+ * where the device is the host then). */
+static int km_needs_summed(size_t n, size_t d, const km_params *p, size_t block, km_update_plan update) {
+  km_params resolved = *p;
+  resolved.distance = km_distance_for(n, d, p);
+  const int k = p->k, kpad = km_padded_k(k), streaming = block > 0;
+  const int on_device = p->update == KM_UPDATE_DEVICE || !PC_HAS_DEVICE;
+  const int gemm = resolved.distance == KM_DISTANCE_GEMM || resolved.distance == KM_DISTANCE_GEMM_TF32;
+  const int portable_distance = !gemm && !km_tensor_form_of(resolved.distance);
+  if (!streaming && km_small_run_path(n, d, k, kpad, on_device, portable_distance) != KM_PATH_GENERAL) return 0;
+  return km_keeps_sums(p, update, on_device, km_tuned_sums_in_pass(d, &resolved, kpad, streaming, update));
 }
 
 /* --distance auto on the host: the dot form from this k d on (one multiply-add a feature instead of
@@ -970,7 +1034,7 @@ static __attribute__((unused)) void km_iterate_in_one_team(const float *restrict
         const int best = km_nearest_in_tiles(xt, cs, cn, n, d, kpad, direct, i);
         changed += labels[i] != best;
         labels[i] = best;
-        km_team_add_point(local, xt, scale, n, d, i, best);
+        km_team_add_point(local, xt, scale, n, d, i, best, 1);
       }
       double shift = 0.0;
       TEAM_PAR_FOR(reduction(+ : shift))
@@ -1048,7 +1112,7 @@ static __attribute__((unused)) long km_fused_pass(const float *restrict xt, floa
       const int best = km_nearest_in_tiles(xt, cs, cn, n, d, kpad, direct, i);
       team_changed += labels[i] != best;
       labels[i] = best;
-      km_team_add_point(local, xt, scale, n, d, i, best);
+      km_team_add_point(local, xt, scale, n, d, i, best, 1);
     }
     TEAM_PAR_FOR()
     for (size_t e = 0; e < len; e++) {
@@ -1214,13 +1278,14 @@ static void km_stream_close(km_stream *s) {
 
 /* One pass of the assign step over the blocks (`job` is the step over all n points; a block's
  * labels are job->labels + first) and, `sums` given, of the update's sums (which hold zeros
- * before the first block: km_accumulate), while the next block travels. Another pass always follows this
- * one (the next iteration's, or km_sse_blocks'), so after the last block the first is sent again.
+ * before the first block, or with `summed` the kept sums: km_accumulate), while the next block
+ * travels. Another pass always follows this one (the next iteration's, or km_sse_blocks'), so
+ * after the last block the first is sent again.
  * runs[0] is the tuned kernels' run for whole blocks, runs[1] for a shorter last one. Adds to
  * phase_s the waits for copies with the packing (h2d: what the computing did not hide), the assign
  * steps and the sums. Returns the labels changed, or -1 with a pc_fail message (a cuBLAS error). */
 static long km_assign_blocks(km_stream *s, const km_assign_job *job, const km_tuned_kernels *tuned,
-                             km_tuned_run *const runs[2], const km_gemm_scratch *gemm, km_fixed *sums,
+                             km_tuned_run *const runs[2], const km_gemm_scratch *gemm, int *summed, km_fixed *sums,
                              const float *scale, km_update_plan update, double *phase_s) {
   long changed = 0;
   for (size_t b = 0; b < s->blocks; b++) {
@@ -1235,7 +1300,9 @@ static long km_assign_blocks(km_stream *s, const km_assign_job *job, const km_tu
     if (step < 0) return -1;
     changed += step;
     const double t2 = pc_now();
-    if (sums) km_accumulate(block.xt, block.labels, sums, scale, block.n, s->d, job->k, update, b == 0);
+    if (sums)
+      km_accumulate(block.xt, block.labels, summed ? summed + first : NULL, sums, scale, block.n, s->d, job->k, update,
+                    b == 0);
     phase_s[KM_PHASE_H2D] += t1 - t0, phase_s[KM_PHASE_ASSIGN] += t2 - t1, phase_s[KM_PHASE_UPDATE] += pc_now() - t2;
   }
   return changed;
@@ -1281,6 +1348,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
   result->distance = params->distance;
   result->splits = 1;
   result->update_sums = on_device ? km_sums_names[update.method] : "host";
+  result->update_points = "all";
   result->kernels = gemm ? "cublas" : "portable";
   /* The tuned kernels (kmeans_tuned.h), where this build has them, they apply here and the run
    * asked for them; else the portable loop. cuBLAS needs neither. */
@@ -1310,6 +1378,13 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
   if (tensor && !tuned)
     return pc_fail("--distance %s runs on the GPU's tensor cores, but kernels run on the host",
                    km_distance_names[params->distance]);
+  /* in_pass: the tuned kernel adds every point to the update's sums in its assign step; keep: the
+   * sums kept between iterations, only the points whose label changed moved by km_accumulate, which
+   * keeps in summed[n] the labels the sums hold the points in (km_keeps_sums) */
+  const int in_pass = tuned && on_device && km_tuned_sums_in_pass(d, params, kpad, streaming, update);
+  const int keep = path == KM_PATH_GENERAL && km_keeps_sums(params, update, on_device, in_pass);
+  const size_t summed_len = keep ? n : 1;
+  result->update_points = keep ? "changed" : "all";
   /* cs as its reader wants it: cuBLAS and the tuned GPU kernels dimension-major, the others tile by tile */
   const int dimension_major = gemm || (tuned && tuned->dimension_major);
   const int skip_copy = direct && tuned && tuned->direct_reads_ct;
@@ -1324,6 +1399,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
   double *norm_parts = pc_try_alloc(parts_len, sizeof *norm_parts, "partial centroid norms");
   float *offset = pc_try_alloc(d, sizeof *offset, "centroid offset");
   km_fixed *sums = pc_try_alloc(sums_len, sizeof *sums, "centroid sums");
+  int *summed = pc_try_alloc(summed_len, sizeof *summed, "labels the sums hold");
   float *scale = pc_try_alloc(d + 1, sizeof *scale, "fixed-point scales");
   double *unscale = pc_try_alloc(d + 1, sizeof *unscale, "fixed-point unscales");
   const size_t scale_ranges = len.scale_ranges;
@@ -1337,7 +1413,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
   km_fixed finalize_arrivals[1] = {0};
   km_tuned_run *const runs[2] = {tuned_run, tuned_tail};
   int rc = -1, failed = 0;
-  if (!ct || !cs || !cs_lo || !cn || !norm_parts || !offset || !sums || !scale || !unscale || !scale_part) goto out;
+  if (!ct || !cs || !cs_lo || !cn || !norm_parts || !offset || !sums || !summed || !scale || !unscale || !scale_part)
+    goto out;
   if (!one_team && pc_results_open(&iteration_results, 2) != 0) goto out;
   finalize_parts = pc_try_alloc((size_t)finalize_teams, sizeof *finalize_parts, "the shift's parts");
   if (!finalize_parts) goto out;
@@ -1365,16 +1442,18 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
   /* device: in, xt[d * n] points (dimension-major; in memory only), ct[kpad * d] centroids
    * (dimension-major), offset[d]; made there, labels[n], cs[kpad * d] / cs_lo[kpad * d or 1] the
    * assign step's centroids and their TF32 tails, cn[kpad] centroid terms, norm_parts[chunks * kpad]
-   * partial norms, sums[copies * (d + 1) * k] fixed-point sums and counts, scale / unscale[d + 1]
-   * their scales, scale_part[d * ranges], finalize_parts[finalize_teams] and finalize_arrivals[1]
-   * km_finalize's. */
+   * partial norms, sums[copies * (d + 1) * k] fixed-point sums and counts, summed[n or 1] the labels
+   * that kept sums hold the points in, scale / unscale[d + 1] their scales, scale_part[d * ranges],
+   * finalize_parts[finalize_teams] and finalize_arrivals[1] km_finalize's. */
   DEV_ENTER(if(!streaming) map(to : xt[0 : n * d]))
   DEV_ENTER(map(to : ct[0 : ct_len], offset[0 : d], finalize_arrivals[0 : 1])
-                map(alloc : labels[0 : n], cs[0 : ct_len], cs_lo[0 : lo_len], cn[0 : kpad],
+                map(alloc : labels[0 : n], summed[0 : summed_len], cs[0 : ct_len], cs_lo[0 : lo_len], cn[0 : kpad],
                         norm_parts[0 : parts_len], sums[0 : sums_len], scale[0 : d + 1],
                         unscale[0 : d + 1], scale_part[0 : d * scale_ranges], finalize_parts[0 : finalize_teams]))
   PAR_FOR()
   for (size_t i = 0; i < n; i++) labels[i] = -1; /* no label yet: every one changes in the first pass */
+  PAR_FOR()
+  for (size_t i = 0; i < summed_len; i++) summed[i] = -1; /* the sums hold no point yet */
   result->phase_s[KM_PHASE_H2D] += pc_now() - t0;
   t0 = pc_now();
   if (streaming) km_host_maxima(xt, n, d, scale_part), km_set_scales(scale_part, n, d, scale, unscale);
@@ -1439,13 +1518,11 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
                                it == 0 || streaming};
     /* a tuned kernel that adds the points to the update's sums in its assign step, where it takes
      * the shape (kmeans_tuned.h): the points read once an iteration; -1 where it does not */
-    long changed = -1;
-    if (!streaming && on_device && update.method == KM_SUMS_WHOLE && tuned_run && tuned->assign_and_sum)
+    long changed;
+    if (in_pass)
       changed = tuned->assign_and_sum(tuned_run, &job, sums, scale);
-    const int summed = changed >= 0;
-    /* out of core, the blocks' assign steps and (on the device) sums, each phase timed there */
-    if (!summed)
-      changed = streaming ? km_assign_blocks(&stream, &job, tuned, runs, gemm ? &scratch : NULL,
+    else /* out of core, the blocks' assign steps and (on the device) sums, each phase timed there */
+      changed = streaming ? km_assign_blocks(&stream, &job, tuned, runs, gemm ? &scratch : NULL, keep ? summed : NULL,
                                              on_device ? sums : NULL, scale, update, result->phase_s)
                           : km_assign_step(&job, tuned, tuned_run, gemm ? &scratch : NULL);
     if (changed < 0) { /* a cuBLAS error: release the device data, then fail */
@@ -1460,14 +1537,14 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
 
     double shift;
     if (on_device) {
-      if (!streaming && !summed) km_accumulate(xt, labels, sums, scale, n, d, k, update, 1);
+      if (!streaming && !in_pass) km_accumulate(xt, labels, keep ? summed : NULL, sums, scale, n, d, k, update, 1);
       if (pc_dist_size() > 1) { /* every rank's sums, exact in any order: one process's centroids */
         DEV_UPDATE(from(sums[0 : sums_len]))
         pc_dist_sum_ll(sums, sums_len);
         DEV_UPDATE(to(sums[0 : sums_len]))
       }
       shift = km_finalize(sums, unscale, ct, offset, cs, cs_lo, cn, norm_parts, finalize_parts, finalize_arrivals, d,
-                          k, kpad, update.copies, tiles, 1, &iteration_results);
+                          k, kpad, update.copies, !keep, tiles, 1, &iteration_results);
       result->phase_s[KM_PHASE_UPDATE] += pc_now() - t1;
     } else { /* Cao's GPU-L: labels to the host, centroids computed there, sent back */
       DEV_UPDATE(from(labels[0 : n]))
@@ -1476,7 +1553,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
       km_accumulate_on_host(xt, labels, sums, scale, n, d, k);
       pc_dist_sum_ll(sums, (size_t)k * (d + 1));
       shift = km_finalize(sums, unscale, ct, offset, cs, cs_lo, cn, norm_parts, finalize_parts, finalize_arrivals, d,
-                          k, kpad, 1, tiles, 0, &iteration_results);
+                          k, kpad, 1, 1, tiles, 0, &iteration_results);
       double t3 = pc_now();
       result->phase_s[KM_PHASE_UPDATE] += t3 - t2;
       DEV_UPDATE(to(ct[0 : ct_len]))
@@ -1504,7 +1581,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
   t0 = pc_now();
   DEV_UPDATE(from(labels[0 : n], ct[0 : ct_len]))
   DEV_EXIT(if(!streaming) map(delete : xt[0 : n * d]))
-  DEV_EXIT(map(delete : ct[0 : ct_len], offset[0 : d], labels[0 : n], cs[0 : ct_len],
+  DEV_EXIT(map(delete : ct[0 : ct_len], offset[0 : d], labels[0 : n], summed[0 : summed_len], cs[0 : ct_len],
                    cs_lo[0 : lo_len], cn[0 : kpad], norm_parts[0 : parts_len], sums[0 : sums_len], scale[0 : d + 1],
                    unscale[0 : d + 1], scale_part[0 : d * scale_ranges], finalize_parts[0 : finalize_teams],
                    finalize_arrivals[0 : 1]))
@@ -1523,6 +1600,6 @@ out:
   if (tuned_run) tuned->close(tuned_run);
   if (tuned_tail) tuned->close(tuned_tail);
   free(ct), free(cs), free(cs_lo), free(cn), free(norm_parts), free(offset);
-  free(sums), free(scale), free(unscale), free(scale_part);
+  free(sums), free(summed), free(scale), free(unscale), free(scale_part);
   return rc;
 }

@@ -74,6 +74,8 @@ typedef struct {
   int fixed_iter;       /* > 0: run exactly this many iterations, ignoring convergence (benchmarks) */
   double tol;           /* also stop when the summed squared centroid shift <= tol (< 0: off) */
   km_update_where update;
+  int resum_all;        /* 1: the update sums every point again each iteration (--sums all); 0: it keeps
+                           the sums and moves only the points whose label changed (the same centroids) */
   km_distance distance;
   pc_kernels kernels;     /* the assign step's: tuned (kmeans_tuned.h) or portable; the same labels */
   size_t device_memory;   /* gpu variant: the most device memory the run may take, in bytes (km_plan_memory);
@@ -93,6 +95,8 @@ typedef struct {
   km_distance distance;  /* the distance the run used (KM_DISTANCE_AUTO resolved: km_distance_for) */
   int splits;            /* ranges the centroids were split into per point (tuned GPU kernels: small n) */
   const char *kernels;   /* the assign kernels that ran: "portable", "cublas" or the tuned ones' name */
+  const char *update_points; /* which points the update step added each iteration: "changed" (the sums
+                                kept between iterations, kmeans.c's km_keeps_sums) or "all" */
   const char *update_sums; /* how the update step summed the clusters: "whole-clusters",
                               "by-dimension", "shared" (kmeans.c, km_plan_update) or "host" */
   /* Out of core (params->stream_block): each pass took `blocks` blocks of block_points points (the

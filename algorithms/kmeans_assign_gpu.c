@@ -1534,8 +1534,9 @@ static long km_gpu_assign(km_tuned_run *run, const km_assign_job *j) {
                          j->kpad, run->layout, j->direct, &run->tally);
 }
 
+static int km_gpu_sums_in_pass(size_t d, int k, int kpad, int tensor) { return !tensor && km_few_sums(d, k, kpad); }
+
 static long km_gpu_assign_and_sum(km_tuned_run *run, const km_assign_job *j, km_fixed *sums, const float *scale) {
-  if (j->tensor || !km_few_sums(j->d, j->k, j->kpad)) return -1;
   return km_assign_few(j->xt, j->direct ? j->ct : j->cs, j->cn, j->labels, j->n, j->d, j->k, j->kpad, j->direct, sums,
                        scale, &run->tally);
 }
@@ -1561,6 +1562,7 @@ static void km_gpu_close(km_tuned_run *run) {
 static const km_tuned_kernels km_gpu_kernels = {
     "gpu: team-tiled ompx_bare kernels (cp.async staging; mma.sync for dot-3xtf32 and dot-tf32, wide blocks for k >= "
     "512 and for dot-fp16 and dot-bf16; one pass for k <= 32; resident tensor-core teams for d <= 16, k <= 128)",
-    1, 1, 1, km_few_as_fast, km_gpu_open, km_gpu_device_bytes, km_gpu_assign, km_gpu_assign_and_sum, km_gpu_close};
+    1, 1, 1, km_few_as_fast, km_gpu_open, km_gpu_device_bytes, km_gpu_assign, km_gpu_sums_in_pass,
+    km_gpu_assign_and_sum, km_gpu_close};
 
 const km_tuned_kernels *km_tuned(void) { return &km_gpu_kernels; }

@@ -66,11 +66,14 @@ typedef struct {
   size_t (*device_bytes)(size_t n, size_t d, int kpad, int tensor);
   /* One assign step; returns the number of labels that changed. */
   long (*assign)(km_tuned_run *run, const km_assign_job *job);
+  /* Whether assign_and_sum takes a run of d features in k (kpad padded) centroids on the tensor cores
+   * in form `tensor` (0: not); NULL: nowhere. */
+  int (*sums_in_pass)(size_t d, int k, int kpad, int tensor);
   /* One assign step that also adds each point, by its new label, to the update step's sums of
    * whole clusters (kmeans.c's km_accumulate_in_teams: sums[j * k + c], d + 1 rows of k, the
-   * counts last; they hold zeros, which km_run keeps so) in km_to_fixed's fixed point with the scales `scale`,
-   * so that an iteration reads the points once. Returns the number of labels that changed, or -1
-   * where it does not take the shape (the caller then assigns and sums apart). NULL: none. */
+   * counts last; they hold zeros, which km_run keeps so) in km_to_fixed's fixed point with the
+   * scales `scale`, so that an iteration reads the points once. Returns the number of labels that
+   * changed. */
   long (*assign_and_sum)(km_tuned_run *run, const km_assign_job *job, km_fixed *sums, const float *scale);
   void (*close)(km_tuned_run *run);
 } km_tuned_kernels;

@@ -37,6 +37,9 @@ static const char usage[] =
     "                       the run stops when no assignment changes)\n"
     "  --update device|host where new centroids are computed (gpu variant): on the GPU (Cao's GPU-C,\n"
     "                       default) or on the host from the retrieved labels (GPU-L)\n"
+    "  --sums changed|all   the update's cluster sums: kept between iterations, only the points whose\n"
+    "                       label changed moved (default; exact integer sums, so the same centroids),\n"
+    "                       or every point added again each iteration (Lloyd's step as written)\n"
     "  --distance auto      (default) the fastest distance below whose labels are direct's on data\n"
     "                       without exact ties (the report's distance_used): direct where k > 4^d\n"
     "                       (d < 16: clusters close against the data's spread); else on a GPU\n"
@@ -81,13 +84,14 @@ static const char usage[] =
     "                       means; exit 1 on a mismatch\n"
     "  --quiet              no summary on stderr\n";
 
-enum { OPT_K = 'k', OPT_INIT = 2000, OPT_MAX_ITER, OPT_ITERATIONS, OPT_TOL, OPT_UPDATE, OPT_DISTANCE, OPT_LABELS,
-       OPT_CENTROIDS, OPT_DEVICE_MEMORY };
+enum { OPT_K = 'k', OPT_INIT = 2000, OPT_MAX_ITER, OPT_ITERATIONS, OPT_TOL, OPT_UPDATE, OPT_SUMS, OPT_DISTANCE,
+       OPT_LABELS, OPT_CENTROIDS, OPT_DEVICE_MEMORY };
 
 static const struct option own_options[] = {
     {"init", required_argument, NULL, OPT_INIT},       {"max-iter", required_argument, NULL, OPT_MAX_ITER},
     {"iterations", required_argument, NULL, OPT_ITERATIONS}, {"tol", required_argument, NULL, OPT_TOL},
-    {"update", required_argument, NULL, OPT_UPDATE},   {"distance", required_argument, NULL, OPT_DISTANCE},   {"labels", required_argument, NULL, OPT_LABELS},
+    {"update", required_argument, NULL, OPT_UPDATE},   {"sums", required_argument, NULL, OPT_SUMS},
+    {"distance", required_argument, NULL, OPT_DISTANCE}, {"labels", required_argument, NULL, OPT_LABELS},
     {"centroids", required_argument, NULL, OPT_CENTROIDS},
     {"device-memory", required_argument, NULL, OPT_DEVICE_MEMORY}, {NULL, 0, NULL, 0},
 };
@@ -114,6 +118,11 @@ static void handle_option(int id, const char *arg, void *ctx) {
       if (!strcmp(arg, "device")) o->params.update = KM_UPDATE_DEVICE;
       else if (!strcmp(arg, "host")) o->params.update = KM_UPDATE_HOST;
       else pc_die(PC_EXIT_USAGE, "option --update: expected device or host, got '%s'", arg);
+      break;
+    case OPT_SUMS:
+      if (!strcmp(arg, "changed")) o->params.resum_all = 0;
+      else if (!strcmp(arg, "all")) o->params.resum_all = 1;
+      else pc_die(PC_EXIT_USAGE, "option --sums: expected changed or all, got '%s'", arg);
       break;
     case OPT_DISTANCE:
       if (!strcmp(arg, "auto")) o->params.distance = KM_DISTANCE_AUTO;
@@ -299,6 +308,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
     pc_json_int(j, "fixed_iterations", o.params.fixed_iter);
     pc_json_num(j, "tol", o.params.tol);
     pc_json_str(j, "update", o.params.update == KM_UPDATE_DEVICE ? "device" : "host");
+    pc_json_str(j, "sums", o.params.resum_all ? "all" : "changed");
     pc_json_str(j, "distance", km_distance_names[asked]);
     pc_json_str(j, "distance_used", km_distance_names[res->distance]);
     pc_json_int(j, "device_memory", (long long)o.params.device_memory); /* 0: auto */
@@ -312,6 +322,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
     pc_json_str(j, "assign_kernels", res->kernels);
     pc_json_int(j, "centroid_splits", res->splits);
     pc_json_str(j, "update_sums", res->update_sums);
+    pc_json_str(j, "update_points", res->update_points);
     pc_json_int(j, "iterations", res->iterations);
     pc_json_bool(j, "converged", res->converged);
     pc_json_num(j, "sse", res->sse);

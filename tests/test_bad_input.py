@@ -140,6 +140,7 @@ CASES = {
     "tol_nan": ["kmeans", I + "good.txt", "-k", "2", "--tol", "nan", OUT],
     "tol_word": ["kmeans", I + "good.txt", "-k", "2", "--tol", "small", OUT],
     "update_sideways": ["kmeans", I + "good.txt", "-k", "2", "--update", "sideways", OUT],
+    "sums_some": ["kmeans", I + "good.txt", "-k", "2", "--sums", "some", OUT],
     "distance_manhattan": ["kmeans", I + "good.txt", "-k", "2", "--distance", "manhattan", OUT],
     # cuBLAS distances exist in the gpu variant only (seq and its ASan build refuse them)
     "distance_gemm_on_seq": ["kmeans", I + "good.txt", "-k", "2", "--distance", "gemm", OUT],
@@ -301,6 +302,7 @@ MESSAGE_PARTS = {
     "unknown_short_option_in_cluster": "-z",  # not the argument before it
     "missing_option_value_k": "-k",
     "update_sideways": "sideways",
+    "sums_some": "expected changed or all",
     "distance_manhattan": "manhattan",
     "distance_gemm_on_seq": "needs the gpu variant",
     "distance_gemm_tf32_on_seq": "--distance gemm-tf32",

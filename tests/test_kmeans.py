@@ -258,6 +258,52 @@ def test_variants_identical_on_uniform_data(all_variants, work, d, k, method, th
         assert rel(rep["sse"], base_rep["sse"]) <= 1e-12, name  # one double sum in another order
 
 
+# (data, k, options): whole clusters' kept sums (kmeans.c, km_keeps_sums): uniform data in [0, 1), large
+# enough for the gpu variant's general path, after its tuned kernel for few centroids (d <= 8, which on a
+# GPU adds every point in its own pass instead), the portable loop (--kernels portable) and the
+# tensor-core form (d = 16); blobs around the origin (negative values moved out).
+KEPT_SUMS_CASES = [("gen:uniform:n=150000,d=8,seed=4", 50, []),
+                   ("gen:uniform:n=150000,d=8,seed=4", 50, ["--kernels", "portable"]),
+                   ("gen:uniform:n=100000,d=16,seed=5", 64, []),
+                   ("gen:blobs:n=120000,d=6,centers=40,std=4,box=30,seed=6", 40, [])]
+
+
+@pytest.mark.parametrize("data,k,extra", KEPT_SUMS_CASES, ids=["d8", "d8-portable", "d16", "blobs"])
+def test_kept_sums_equal_sums_of_all_points(variant, work, data, k, extra):
+    """--sums changed (the default: the update's sums kept, only the points whose label changed
+    moved) and --sums all (every point added again) give the same labels, centroids and
+    iterations, bit for bit: the sums are exact integers. The runs' early passes move most points
+    (uniform data, random init), the later ones few."""
+    runs = {}
+    for sums in ("changed", "all"):
+        runs[sums] = kmeans(variant, work, data, k, "random", "--seed", 9, "--max-iter", 25, "--sums", sums, *extra,
+                            tag=sums)
+    (labels, cent, rep), (labels_all, cent_all, rep_all) = runs["changed"], runs["all"]
+    # the gpu variant's small-run loops, and its tuned kernel that sums in its pass, add every point
+    assert rep["params"]["sums"] == "changed" and rep["update_points"] in ("changed", "all")
+    assert rep["update_points"] == "changed" or variant.name == "gpu"
+    assert rep_all["params"]["sums"] == "all" and rep_all["update_points"] == "all"
+    assert rep["update_sums"] == "whole-clusters" and rep["iterations"] > 5
+    assert_labels_equal(labels, labels_all, f"{variant.name}: kept sums vs all")
+    np.testing.assert_array_equal(cent, cent_all, err_msg=variant.name)
+    assert rep["iterations"] == rep_all["iterations"]
+
+
+def test_kept_sums_out_of_core(gpu, work):
+    """Out of core the blocks' points move into the kept sums block by block: the same run as
+    adding every point, and as the run in memory."""
+    data = "gen:uniform:n=60000,d=12,seed=8"
+    runs = {name: kmeans(gpu, work, data, 30, "random", "--max-iter", 20, *extra, tag=name)
+            for name, extra in (("memory", []), ("blocks", ["--device-memory", "3M"]),
+                                ("blocks-all", ["--device-memory", "3M", "--sums", "all"]))}
+    labels, cent, rep = runs["memory"]
+    assert runs["blocks"][2]["out_of_core"]["blocks"] > 1 and runs["blocks"][2]["update_points"] == "changed"
+    for name in ("blocks", "blocks-all"):
+        assert_labels_equal(runs[name][0], labels, name)
+        np.testing.assert_array_equal(runs[name][1], cent, err_msg=name)
+        assert runs[name][2]["iterations"] == rep["iterations"], name
+
+
 def test_variants_identical_on_blobs(all_variants, work):
     """Well-separated blobs (std 0.5 in a box of +-50): every variant gives the same labels,
     the same iteration count and SSE to rounding, from an init file and from --init random."""
