@@ -294,8 +294,8 @@ def test_kept_sums_out_of_core(gpu, work):
     adding every point, and as the run in memory."""
     data = "gen:uniform:n=60000,d=12,seed=8"
     runs = {name: kmeans(gpu, work, data, 30, "random", "--max-iter", 20, *extra, tag=name)
-            for name, extra in (("memory", []), ("blocks", ["--device-memory", "3M"]),
-                                ("blocks-all", ["--device-memory", "3M", "--sums", "all"]))}
+            for name, extra in (("memory", []), ("blocks", ["--device-memory", "2M"]),
+                                ("blocks-all", ["--device-memory", "2M", "--sums", "all"]))}
     labels, cent, rep = runs["memory"]
     assert runs["blocks"][2]["out_of_core"]["blocks"] > 1 and runs["blocks"][2]["update_points"] == "changed"
     for name in ("blocks", "blocks-all"):
