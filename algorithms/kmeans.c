@@ -1516,8 +1516,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
      * pass, and out of core for every block */
     const km_assign_job job = {xt, ct, cs, cs_lo, cn, offset, labels, n, d, k, kpad, direct, form,
                                it == 0 || streaming};
-    /* a tuned kernel that adds the points to the update's sums in its assign step, where it takes
-     * the shape (kmeans_tuned.h): the points read once an iteration; -1 where it does not */
+    /* in_pass: the tuned kernel adds the points to the update's sums in its assign step
+     * (kmeans_tuned.h, sums_in_pass): the points read once an iteration */
     long changed;
     if (in_pass)
       changed = tuned->assign_and_sum(tuned_run, &job, sums, scale);

@@ -119,8 +119,8 @@ def test_blocks_of_any_size_down_to_one_point(gpu, work, block):
     """n = 40 in blocks of `block` points: 40 blocks of one, a shorter last block (7: five of 7 and
     one of 5; 13: a last block of one point), blocks that divide n (10: four, each through the same
     buffer every pass), an odd count (8: five, so that a block goes through the other buffer on the
-    next pass). (Larger blocks need more than the run in memory, whose few-centroid kernel sums in
-    its pass: out of core the labels the sums hold are kept beside the labels, kmeans.c's summed.)"""
+    next pass). (Larger blocks need more than the run in memory, a small-run path that keeps no
+    summed: out of core the labels the sums hold are kept beside the labels, kmeans.c's summed.)"""
     args = ["gen:blobs:n=40,d=3,centers=3,seed=8", "-k", "3"]
     least = least_limit(gpu, work, args)
     limit = least + 2 * 3 * 4 * (block - 1)  # each point more per block: a row of 3 floats, twice
