@@ -121,7 +121,8 @@ PC_KNOB(KM_SUM_COPY_BYTES)
 #endif
 PC_KNOB(KM_MAX_SUM_COPIES)
 /* Teams of the team-local update methods per multiprocessor (GPU): as many as fit it at once (three
- * of 256 threads at 72 registers each; four made a second, partial wave: docs/performance.md). */
+ * of 256 threads at the by-dimension kernel's 72 registers; four made a second, partial wave:
+ * docs/performance.md). */
 #define KM_GPU_UPDATE_TEAMS_PER_SM_DEFAULT 3
 #ifndef KM_GPU_UPDATE_TEAMS_PER_SM
 #define KM_GPU_UPDATE_TEAMS_PER_SM KM_GPU_UPDATE_TEAMS_PER_SM_DEFAULT
@@ -138,6 +139,14 @@ PC_KNOB(KM_GPU_UPDATE_TEAMS_PER_SM)
 #define KM_UPDATE_BATCH KM_UPDATE_BATCH_DEFAULT
 #endif
 PC_KNOB(KM_UPDATE_BATCH)
+/* points of a chunk of kept sums' moves (km_accumulate_in_teams): a team lists a chunk's changed
+ * points in team-local memory, an int each, before it moves them */
+#define KM_MOVES_DEFAULT 2048
+#ifndef KM_MOVES
+#define KM_MOVES KM_MOVES_DEFAULT
+#endif
+PC_KNOB(KM_MOVES)
+_Static_assert((long long)KM_TEAM_SUMS * KM_MOVES <= INT_MAX, "a listed move, cluster * KM_MOVES + offset, is an int");
 /* Most teams of km_finalize per multiprocessor (GPU): each takes a range of whole centroids. */
 #define KM_FINALIZE_TEAMS_PER_SM_DEFAULT 2
 #ifndef KM_FINALIZE_TEAMS_PER_SM
@@ -408,17 +417,14 @@ DEV_FUNCS_BEGIN
 static inline float km_mean(km_fixed sum, double unscale, km_fixed count) {
   return (float)((double)sum * unscale / (double)count);
 }
-/* Point i into (sign 1) or out of (sign -1) the team-local sums of whole clusters (cluster c's d
- * sums at c * (d + 1), its count after them). */
+/* Point i into the team-local sums of whole clusters (cluster c's d sums at c * (d + 1), its
+ * count after them). */
 static inline __attribute__((always_inline)) void km_team_add_point(km_team_word *sums, const float *restrict xt,
                                                                     const float *restrict scale, size_t n, size_t d,
-                                                                    size_t i, int c, int sign) {
+                                                                    size_t i, int c) {
   const size_t base = (size_t)c * (d + 1);
-  for (size_t j = 0; j < d; j++) {
-    const km_fixed q = km_to_fixed(xt[j * n + i], scale[j]);
-    km_team_add(sums, base + j, sign > 0 ? q : -q);
-  }
-  km_team_add(sums, base + d, sign);
+  for (size_t j = 0; j < d; j++) km_team_add(sums, base + j, km_to_fixed(xt[j * n + i], scale[j]));
+  km_team_add(sums, base + d, 1);
 }
 DEV_FUNCS_END
 
@@ -466,6 +472,17 @@ DEV_FUNCS_END
 #else
 #define KM_UPDATE_LANES 1
 #endif
+DEV_FUNCS_BEGIN
+/* A batched loop over `count` entries: its items (km_batch_items), item g taking entries
+ * km_batch_first(g) + b * KM_UPDATE_LANES for b < batch that are below count. */
+static inline size_t km_batch_items(size_t count, size_t batch) {
+  const size_t per_group = batch * KM_UPDATE_LANES;
+  return (count + per_group - 1) / per_group * KM_UPDATE_LANES;
+}
+static inline size_t km_batch_first(size_t g, size_t batch) {
+  return g / KM_UPDATE_LANES * batch * KM_UPDATE_LANES + g % KM_UPDATE_LANES;
+}
+DEV_FUNCS_END
 /* Shared sums: the number of global copies (GPU). Thread i adds into copy i % copies, so that
  * fewer atomics collide on one address (km_finalize adds the copies up); as many copies as fit
  * in KM_SUM_COPY_BYTES, at most KM_MAX_SUM_COPIES. CPU threads get private copies from the
@@ -671,8 +688,15 @@ static void km_host_maxima(const float *restrict xt, size_t n, size_t d, float *
 
 /* Whole clusters: team t sums points [t * n / teams, (t+1) * n / teams) into `local` (cluster
  * c's sums at c * (d + 1), its count after them), then adds them to the global sums. On the CPU
- * a team is one thread and `local` is private to it. With `summed` (kept sums) only the points
- * whose label changed move, and summed[i] follows them; else every point is added. */
+ * a team is one thread and `local` is private to it. Without `summed` every point is added, a
+ * thread a point. With `summed` (kept sums) only the points whose label changed move, out of
+ * cluster summed[i] into labels[i], and summed[i] follows them; a point not in the sums yet
+ * (summed[i] -1: the first pass) is added by its thread, as without `summed`. Few points change
+ * after the first passes, and a thread that moved the changed points among its own would load each
+ * one's d values one after another while most of its warp waited (docs/performance.md,
+ * 2026-11-29); so a team takes its points in chunks of KM_MOVES: its threads first list the
+ * chunk's changed points (reading the labels at full width), then take one (point, dimension)
+ * pair of the list each. */
 static void km_accumulate_in_teams(const float *restrict xt, const int *restrict labels, int *restrict summed,
                                    km_fixed *restrict sums, const float *restrict scale, size_t n, size_t d, int k,
                                    int teams) {
@@ -680,22 +704,42 @@ static void km_accumulate_in_teams(const float *restrict xt, const int *restrict
   PAR_TEAMS_FOR(num_teams(teams) thread_limit(KM_UPDATE_THREADS))
   for (int t = 0; t < teams; t++) {
     km_team_word local[KM_SUM_WORDS * KM_TEAM_SUMS];
+    int moved[KM_MOVES]; /* a chunk's changed points: cluster left * KM_MOVES + offset in the chunk */
     TEAM_LOCAL(local)
+    TEAM_LOCAL(moved)
     TEAM_PAR_FOR()
     for (size_t e = 0; e < KM_SUM_WORDS * len; e++) local[e] = 0;
     const size_t lo = n * (size_t)t / (size_t)teams, hi = n * (size_t)(t + 1) / (size_t)teams;
-    TEAM_PAR_FOR()
-    for (size_t i = lo; i < hi; i++) {
-      const int c = labels[i];
-      if (!summed) {
-        km_team_add_point(local, xt, scale, n, d, i, c, 1);
-        continue;
+    if (!summed) {
+      TEAM_PAR_FOR()
+      for (size_t i = lo; i < hi; i++) km_team_add_point(local, xt, scale, n, d, i, labels[i]);
+    }
+    for (size_t start = lo; summed && start < hi; start += KM_MOVES) {
+      const size_t end = hi - start < KM_MOVES ? hi : start + KM_MOVES;
+      int moves = 0;
+      TEAM_PAR_FOR()
+      for (size_t i = start; i < end; i++) {
+        const int before = summed[i], c = labels[i];
+        if (before == c) continue;
+        summed[i] = c;
+        if (before < 0) { /* not in the sums yet */
+          km_team_add_point(local, xt, scale, n, d, i, c);
+          continue;
+        }
+        int slot;
+        PAR_ATOMIC_CAPTURE
+        slot = moves++;
+        moved[slot] = before * KM_MOVES + (int)(i - start);
       }
-      const int before = summed[i]; /* -1: not in the sums yet */
-      if (before == c) continue;
-      if (before >= 0) km_team_add_point(local, xt, scale, n, d, i, before, -1);
-      km_team_add_point(local, xt, scale, n, d, i, c, 1);
-      summed[i] = c;
+      const size_t pairs = (size_t)moves * row;
+      TEAM_PAR_FOR()
+      for (size_t e = 0; e < pairs; e++) { /* value j of listed point m */
+        const unsigned m = (unsigned)e / (unsigned)row, j = (unsigned)e - m * (unsigned)row;
+        const size_t i = start + (size_t)(moved[m] % KM_MOVES), before = (size_t)(moved[m] / KM_MOVES);
+        const km_fixed q = j < d ? km_to_fixed(xt[j * n + i], scale[j]) : 1;
+        km_team_add(local, before * row + j, -q);
+        km_team_add(local, (size_t)labels[i] * row + j, q);
+      }
     }
     TEAM_PAR_FOR()
     for (size_t e = 0; e < len; e++) km_team_sum_to_global(local, sums, e, row, k);
@@ -718,11 +762,10 @@ static void km_accumulate_by_dimension(const float *restrict xt, const int *rest
     const float sj = scale[j];
     TEAM_PAR_FOR()
     for (size_t e = 0; e < KM_SUM_WORDS * (size_t)k; e++) local[e] = 0;
-    const size_t lo = n * r / ranges, hi = n * (r + 1) / ranges, per_group = KM_UPDATE_BATCH * KM_UPDATE_LANES;
-    const size_t items = (hi - lo + per_group - 1) / per_group * KM_UPDATE_LANES;
+    const size_t lo = n * r / ranges, hi = n * (r + 1) / ranges, items = km_batch_items(hi - lo, KM_UPDATE_BATCH);
     TEAM_PAR_FOR()
     for (size_t g = 0; g < items; g++) { /* points first + b * KM_UPDATE_LANES, b < KM_UPDATE_BATCH */
-      const size_t first = lo + g / KM_UPDATE_LANES * per_group + g % KM_UPDATE_LANES;
+      const size_t first = lo + km_batch_first(g, KM_UPDATE_BATCH);
       float value[KM_UPDATE_BATCH];
       int label[KM_UPDATE_BATCH];
       KM_UNROLL for (int b = 0; b < KM_UPDATE_BATCH; b++) { /* every load before the first add */
@@ -883,11 +926,10 @@ static double km_finalize(km_fixed *restrict sums, const double *restrict unscal
     const int c1 = (int)((size_t)k * (size_t)(t + 1) / (size_t)teams);
     const size_t cols = (size_t)(c1 - c0), entries = d * cols;
     double part = 0.0;
-    const size_t per_group = KM_FINALIZE_BATCH * KM_UPDATE_LANES;
-    const size_t items = (entries + per_group - 1) / per_group * KM_UPDATE_LANES;
+    const size_t items = km_batch_items(entries, KM_FINALIZE_BATCH);
     TEAM_PAR_FOR(reduction(+ : part))
     for (size_t g = 0; g < items; g++) { /* entries first + b * KM_UPDATE_LANES, b < KM_FINALIZE_BATCH */
-      const size_t first = g / KM_UPDATE_LANES * per_group + g % KM_UPDATE_LANES;
+      const size_t first = km_batch_first(g, KM_FINALIZE_BATCH);
       km_fixed count[KM_FINALIZE_BATCH], sum[KM_FINALIZE_BATCH];
       float before[KM_FINALIZE_BATCH];
       size_t jj[KM_FINALIZE_BATCH];
@@ -1034,7 +1076,7 @@ static __attribute__((unused)) void km_iterate_in_one_team(const float *restrict
         const int best = km_nearest_in_tiles(xt, cs, cn, n, d, kpad, direct, i);
         changed += labels[i] != best;
         labels[i] = best;
-        km_team_add_point(local, xt, scale, n, d, i, best, 1);
+        km_team_add_point(local, xt, scale, n, d, i, best);
       }
       double shift = 0.0;
       TEAM_PAR_FOR(reduction(+ : shift))
@@ -1112,7 +1154,7 @@ static __attribute__((unused)) long km_fused_pass(const float *restrict xt, floa
       const int best = km_nearest_in_tiles(xt, cs, cn, n, d, kpad, direct, i);
       team_changed += labels[i] != best;
       labels[i] = best;
-      km_team_add_point(local, xt, scale, n, d, i, best, 1);
+      km_team_add_point(local, xt, scale, n, d, i, best);
     }
     TEAM_PAR_FOR()
     for (size_t e = 0; e < len; e++) {

@@ -261,14 +261,17 @@ def test_variants_identical_on_uniform_data(all_variants, work, d, k, method, th
 # (data, k, options): whole clusters' kept sums (kmeans.c, km_keeps_sums): uniform data in [0, 1), large
 # enough for the gpu variant's general path, after its tuned kernel for few centroids (d <= 8, which on a
 # GPU adds every point in its own pass instead), the portable loop (--kernels portable) and the
-# tensor-core form (d = 16); blobs around the origin (negative values moved out).
+# tensor-core form (d = 16); blobs around the origin (negative values moved out); and 1M points, whose GPU
+# teams (2,500-2,900 points on an H100 or H200) take them in more than one chunk of moves (KM_MOVES, 2048;
+# a CPU team, one thread, takes several in every case).
 KEPT_SUMS_CASES = [("gen:uniform:n=150000,d=8,seed=4", 50, []),
                    ("gen:uniform:n=150000,d=8,seed=4", 50, ["--kernels", "portable"]),
                    ("gen:uniform:n=100000,d=16,seed=5", 64, []),
-                   ("gen:blobs:n=120000,d=6,centers=40,std=4,box=30,seed=6", 40, [])]
+                   ("gen:blobs:n=120000,d=6,centers=40,std=4,box=30,seed=6", 40, []),
+                   ("gen:uniform:n=1000000,d=9,seed=3", 12, [])]
 
 
-@pytest.mark.parametrize("data,k,extra", KEPT_SUMS_CASES, ids=["d8", "d8-portable", "d16", "blobs"])
+@pytest.mark.parametrize("data,k,extra", KEPT_SUMS_CASES, ids=["d8", "d8-portable", "d16", "blobs", "chunks"])
 def test_kept_sums_equal_sums_of_all_points(variant, work, data, k, extra):
     """--sums changed (the default: the update's sums kept, only the points whose label changed
     moved) and --sums all (every point added again) give the same labels, centroids and
