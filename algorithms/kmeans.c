@@ -82,6 +82,10 @@ int km_tensor_products(km_distance distance) {
   return form == KM_TENSOR_3XTF32 || form == KM_TENSOR_TF32 ? (int)form : 0;
 }
 
+int km_distance_is_gemm(km_distance distance) {
+  return distance == KM_DISTANCE_GEMM || distance == KM_DISTANCE_GEMM_TF32;
+}
+
 /* Tuning knobs: settings of speed, not of results; -DNAME=value (make KNOBS='-DNAME=value')
  * overrides one, `info` lists them and a report names those changed (knobs.h). */
 /* sums (k * (d + 1)) a team keeps in team-local memory (whole-cluster sums) */
@@ -553,7 +557,7 @@ static int km_keeps_sums(const km_params *p, km_update_plan update, int on_devic
  * their assign step (kmeans_tuned.h: sums_in_pass), given that they run where the run does. */
 static int km_tuned_sums_in_pass(size_t d, const km_params *p, int kpad, int streaming, km_update_plan update) {
   const km_tuned_kernels *tuned = p->kernels == PC_KERNELS_PORTABLE ? NULL : km_tuned();
-  const int gemm = p->distance == KM_DISTANCE_GEMM || p->distance == KM_DISTANCE_GEMM_TF32;
+  const int gemm = km_distance_is_gemm(p->distance);
   return tuned && tuned->sums_in_pass && !gemm && !streaming && update.method == KM_SUMS_WHOLE &&
          tuned->sums_in_pass(d, p->k, kpad, km_tensor_form_of(p->distance));
 }
@@ -578,7 +582,7 @@ static int km_padded_k(int k) { return (k + KM_TILE - 1) / KM_TILE * KM_TILE; }
 static km_device_arrays km_device_arrays_of(size_t n, size_t d, const km_params *p, size_t block) {
   const int k = p->k, kpad = km_padded_k(k);
   const km_distance distance = km_distance_for(n, d, p);
-  const int gemm = distance == KM_DISTANCE_GEMM || distance == KM_DISTANCE_GEMM_TF32;
+  const int gemm = km_distance_is_gemm(distance);
   const size_t held = block ? 2 * block : n, span = block ? block : n; /* points there; an assign step's */
   km_device_arrays a;
   a.ct = (size_t)kpad * d;
@@ -1004,7 +1008,7 @@ static int km_needs_summed(size_t n, size_t d, const km_params *p, size_t block,
   resolved.distance = km_distance_for(n, d, p);
   const int k = p->k, kpad = km_padded_k(k), streaming = block > 0;
   const int on_device = p->update == KM_UPDATE_DEVICE || !PC_HAS_DEVICE;
-  const int gemm = resolved.distance == KM_DISTANCE_GEMM || resolved.distance == KM_DISTANCE_GEMM_TF32;
+  const int gemm = km_distance_is_gemm(resolved.distance);
   const int portable_distance = !gemm && !km_tensor_form_of(resolved.distance);
   if (!streaming && km_small_run_path(n, d, k, kpad, on_device, portable_distance) != KM_PATH_GENERAL) return 0;
   return km_keeps_sums(p, update, on_device, km_tuned_sums_in_pass(d, &resolved, kpad, streaming, update));
@@ -1369,7 +1373,7 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
   const km_params *params = &chosen;
   const int k = params->k, direct = params->distance == KM_DISTANCE_DIRECT;
   /* cuBLAS for the dot products (kmeans_gemm.c); km_prepare makes the same cs and cn as for dot */
-  const int gemm = params->distance == KM_DISTANCE_GEMM || params->distance == KM_DISTANCE_GEMM_TF32;
+  const int gemm = km_distance_is_gemm(params->distance);
   /* the tensor cores' form (km_tensor_form: 0 not the tensor cores) and TF32 products (3, 1; 0 for the
    * other forms, whose kernels round the plain dot form's cs themselves), the dot form's cs and cn too */
   const km_tensor_form form = km_tensor_form_of(params->distance);

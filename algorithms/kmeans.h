@@ -61,6 +61,8 @@ typedef enum {
 km_tensor_form km_tensor_form_of(km_distance distance);
 /* The TF32 products of an x.c: 3 (dot-3xtf32), 1 (dot-tf32), 0 (other distances, the 16-bit forms too). */
 int km_tensor_products(km_distance distance);
+/* Whether a distance takes the cuBLAS GEMM path (gemm, gemm-tf32), which the program loads at run time. */
+int km_distance_is_gemm(km_distance distance);
 
 /* Timed phases of one run; names follow the report's JSON keys. Cao et al.'s cost model:
  * h2d = m2g, assign = dc (distances and labelling), update = gc (generating centroids),

@@ -225,7 +225,7 @@ int pragmaclust_kmeans(const float *x, size_t n, size_t d, const pragmaclust_kme
                      (int)PRAGMACLUST_DISTANCE_DOT_BF16 + 1 == (int)KM_NDISTANCES,
                  "pragmaclust_distance and km_distance list the same distances in the same order");
   const km_distance distance = (km_distance)o->distance;
-  const int gemm = distance == KM_DISTANCE_GEMM || distance == KM_DISTANCE_GEMM_TF32;
+  const int gemm = km_distance_is_gemm(distance);
   if (gemm && !km_gemm_built())
     return failure(PRAGMACLUST_ERR_UNSUPPORTED, "%s: the GEMM distances need the gpu variant (cuBLAS on the GPU); this is the %s library",
                    fn, pc_build_variant());

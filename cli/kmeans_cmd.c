@@ -139,7 +139,7 @@ static void handle_option(int id, const char *arg, void *ctx) {
                "option --distance: expected auto, direct, dot, gemm, gemm-tf32, dot-3xtf32, dot-tf32, dot-fp16 or "
                "dot-bf16, got '%s'",
                arg);
-      if ((o->params.distance == KM_DISTANCE_GEMM || o->params.distance == KM_DISTANCE_GEMM_TF32) && !km_gemm_built())
+      if (km_distance_is_gemm(o->params.distance) && !km_gemm_built())
         pc_die(PC_EXIT_USAGE, "option --distance %s: needs the gpu variant (cuBLAS on the GPU); this is the %s build", arg,
                pc_build_variant());
       if (km_tensor_form_of(o->params.distance) && !PC_HAS_DEVICE)
@@ -236,7 +236,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
   pc_run_start(&r, "kmeans", &c);
   pc_run_load(&r, &pts);
   /* cuBLAS is loaded before any timing, and its absence (or a run on the host) ends the run here */
-  const int gemm = o.params.distance == KM_DISTANCE_GEMM || o.params.distance == KM_DISTANCE_GEMM_TF32;
+  const int gemm = km_distance_is_gemm(o.params.distance);
   if (gemm && km_gemm_load(o.params.distance == KM_DISTANCE_GEMM_TF32) != 0)
     pc_die(PC_EXIT_NO_DEVICE, "kmeans: %s", pc_last_error());
   if (km_tensor_form_of(o.params.distance) && !pc_offloading())
