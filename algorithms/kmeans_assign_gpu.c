@@ -736,14 +736,16 @@ static inline __attribute__((always_inline)) int km_16bit(int form) {
 /* A warp's sums for one block of 64 centroids against its points' best so far: acc[mi][ni][2 h + e]
  * holds point (mi, h)'s product with centroid c0 + 8 ni + 2 t + e, whose distance norm - 2 acc is
  * compared with best[2 mi + h] (centroid best_c); mtiles (a constant after inlining) counts the mi.
- * A thread's columns come in increasing order and the test is strict: ties go to the lowest index. */
+ * A thread's columns come in increasing order and the test is strict: ties go to the lowest index.
+ * The norms past kpad count as +inf; `padded` (a constant after inlining): cn holds them so (the
+ * resident teams' copy in team memory), so no column is tested against kpad. */
 static inline __attribute__((always_inline)) void km_mma_keep_best(float acc[][8][4], const int mtiles, int c0, int t,
-                                                                   int kpad, const float *restrict cn, float *best,
-                                                                   int *best_c) {
+                                                                   int kpad, const float *restrict cn,
+                                                                   const int padded, float *best, int *best_c) {
   KM_UNROLL for (int ni = 0; ni < 8; ni++)
     KM_UNROLL for (int e = 0; e < 2; e++) {
       const int col = c0 + ni * 8 + 2 * t + e;
-      const float norm = col < kpad ? cn[col] : INFINITY;
+      const float norm = padded || col < kpad ? cn[col] : INFINITY;
       KM_UNROLL for (int r = 0; r < 2 * mtiles; r++) { /* point r: mi = r / 2, h = r % 2 */
         const float dist = norm - 2.0f * acc[r / 2][ni][2 * (r % 2) + e];
         if (dist < best[r]) {
@@ -835,7 +837,7 @@ km_mma_block(const float *restrict xt, const float *restrict tiles, const float 
       }
       ompx_sync_block_acq_rel(); /* buffer q % 2 is free for chunk q + 2 */
     }
-    km_mma_keep_best(acc, 2, c0, t, kpad, cn, best, best_c);
+    km_mma_keep_best(acc, 2, c0, t, kpad, cn, 0, best, best_c);
   }
   int mine = 0;
   KM_UNROLL for (int r = 0; r < 4; r++) /* point r: mi = r / 2, h = r % 2 */
@@ -860,8 +862,9 @@ km_mma_block(const float *restrict xt, const float *restrict tiles, const float 
 PC_KNOB(KM_MMA_RESIDENT_TEAMS_PER_SM)
 #define KM_MMA_RESIDENT_XS (KM_MMA_RESIDENT_DEPTH * KM_MMA_XS_ROW) /* floats of a block's staged features */
 #define KM_MMA_RESIDENT_CS (KM_MMA_RESIDENT_DEPTH * KM_MMA_CS_ROW) /* floats of a centroid block's */
-_Static_assert(KM_MMA_RESIDENT_DEPTH % 8 == 0 && KM_BLOCK_THREADS == KM_BLOCK_POINTS,
-               "km_mma_resident: whole mma K steps; a thread copies one point's old label");
+_Static_assert(KM_MMA_RESIDENT_DEPTH % 8 == 0 && KM_BLOCK_THREADS == KM_BLOCK_POINTS && KM_MMA_XS_ROW % 4 == 0 &&
+                   KM_MMA_RESIDENT_DEPTH % (KM_BLOCK_THREADS / (KM_BLOCK_POINTS / 4)) == 0,
+               "km_mma_resident: whole mma K steps; a thread copies one point's old label; rows of whole pieces");
 
 /* Whether km_assign_mma takes resident teams for layout l of d features. */
 static int km_mma_resident_applies(size_t d, km_layout l) {
@@ -869,39 +872,62 @@ static int km_mma_resident_applies(size_t d, km_layout l) {
 }
 
 /* Starts thread tid's copies of block blk's first `depth` features (into xs) and its points' old
- * labels (into olds) as one group. */
+ * labels (into olds) as one group. With `pieces` (the rows start on 16 bytes: n % 4 == 0 and xt
+ * so aligned) a copy takes four consecutive points of a feature, which lie wholly below n or
+ * wholly past it: a quarter of the copies km_stage_points makes a value at a time, and one pointer
+ * stepped by whole rows (that loop's index arithmetic was a fifth of the kernel's instructions at
+ * d = 16, k = 64: docs/performance.md, 2026-11-29). */
 static inline __attribute__((always_inline)) void km_stage_resident_block(const float *restrict xt,
                                                                           const int *restrict labels, size_t n,
-                                                                          size_t d, size_t blk, int depth, int tid,
-                                                                          float *xs, int *olds) {
+                                                                          size_t d, size_t blk, int depth, int pieces,
+                                                                          int tid, float *xs, int *olds) {
   const size_t i0 = blk * KM_BLOCK_POINTS, i = i0 + (size_t)tid;
   km_copy_async((float *)olds + tid, i < n ? (const float *)labels + i : xt, i < n);
-  km_stage_points(xt, n, d, i0, 0, depth, tid, xs, KM_MMA_XS_ROW);
+  if (pieces) {
+    enum { per_row = KM_BLOCK_POINTS / 4, rows_at_once = KM_BLOCK_THREADS / per_row };
+    const int r0 = tid / per_row, piece = tid % per_row;
+    const size_t at = i0 + 4 * (size_t)piece;
+    const float *src = xt + (size_t)r0 * n + at;
+    float *dst = xs + r0 * KM_MMA_XS_ROW + 4 * piece;
+    KM_UNROLL for (int u = 0; u < KM_MMA_RESIDENT_DEPTH / rows_at_once; u++) {
+      const int r = r0 + u * rows_at_once;
+      if (r >= depth) break;
+      const int valid = at < n && (size_t)r < d;
+      km_copy_async4(dst, valid ? src : xt, valid);
+      src += rows_at_once * n;
+      dst += rows_at_once * KM_MMA_XS_ROW;
+    }
+  } else {
+    km_stage_points(xt, n, d, i0, 0, depth, tid, xs, KM_MMA_XS_ROW);
+  }
   km_commit_copies();
 }
 
 /* Team `team` of `teams` of the resident km_assign_mma, by thread tid: blocks team, team + teams,
  * ... of `blocks`, through xs and olds (two buffers each), the centroids in cs and cs_lo (a block
- * of 64 after another). Warp w's points and a thread's sums are km_mma_block's. Returns how many
- * labels this thread changed. */
+ * of 64 after another) and their norms in `norms` (+inf past kpad). Warp w's points and a thread's
+ * sums are km_mma_block's. Returns how many labels this thread changed. */
 static inline __attribute__((always_inline)) int
 km_mma_resident(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo,
                 const float *restrict cn, int *restrict labels, size_t n, size_t d, int kpad, size_t blocks, int team,
                 int teams, int tid, float *restrict xs, float *restrict cs, float *restrict cs_lo, int *restrict olds,
-                const int products) {
+                float *restrict norms, const int products) {
   const int warp = tid / 32, g = tid % 32 / 4, t = tid % 4;
   const int steps = (int)((d + 7) / 8), ctiles = (kpad + KM_BLOCK_CENTROIDS - 1) / KM_BLOCK_CENTROIDS;
   const int depth = 8 * steps; /* features staged: d rounded up to whole K steps (zeros past d) */
   const float *tails = products == 3 ? tiles_lo : NULL; /* the centroids' TF32 tails, staged for 3 products */
+  const int pieces = n % 4 == 0 && (uintptr_t)xt % 16 == 0;
   for (int cb = 0; cb < ctiles; cb++) /* the centroids join the first block's group */
     km_stage_centroids(tiles, tails, d, kpad, cb * KM_BLOCK_CENTROIDS, 0, depth, tid, cs + cb * KM_MMA_RESIDENT_CS,
                        cs_lo + cb * KM_MMA_RESIDENT_CS, KM_MMA_CS_ROW);
-  km_stage_resident_block(xt, labels, n, d, (size_t)team, depth, tid, xs, olds);
+  for (int c = tid; c < ctiles * KM_BLOCK_CENTROIDS; c += KM_BLOCK_THREADS) /* seen after the loop's first barrier */
+    norms[c] = c < kpad ? cn[c] : INFINITY;
+  km_stage_resident_block(xt, labels, n, d, (size_t)team, depth, pieces, tid, xs, olds);
   int mine = 0, buf = 0;
   KM_NO_UNROLL for (size_t blk = (size_t)team; blk < blocks; blk += (size_t)teams, buf ^= 1) {
     if (blk + (size_t)teams < blocks) { /* the next block lands while this one is multiplied */
-      km_stage_resident_block(xt, labels, n, d, blk + (size_t)teams, depth, tid, xs + (buf ^ 1) * KM_MMA_RESIDENT_XS,
-                              olds + (buf ^ 1) * KM_BLOCK_POINTS);
+      km_stage_resident_block(xt, labels, n, d, blk + (size_t)teams, depth, pieces, tid,
+                              xs + (buf ^ 1) * KM_MMA_RESIDENT_XS, olds + (buf ^ 1) * KM_BLOCK_POINTS);
       km_staged_but_last();
     } else {
       km_staged_all();
@@ -923,7 +949,7 @@ km_mma_resident(const float *restrict xt, const float *restrict tiles, const flo
       KM_NO_UNROLL for (int ks = 0; ks < steps; ks++)
         km_mma_step(xb + ks * 8 * KM_MMA_XS_ROW, cb_hi + ks * 8 * KM_MMA_CS_ROW, cb_lo + ks * 8 * KM_MMA_CS_ROW, t, acc,
                     products);
-      km_mma_keep_best(acc, 2, cb * KM_BLOCK_CENTROIDS, t, kpad, cn, best, best_c);
+      km_mma_keep_best(acc, 2, cb * KM_BLOCK_CENTROIDS, t, kpad, norms, 1, best, best_c);
     }
     const size_t i0 = blk * KM_BLOCK_POINTS;
     KM_UNROLL for (int r = 0; r < 4; r++) { /* point r: mi = r / 2, h = r % 2 */
@@ -958,16 +984,18 @@ static long km_assign_mma_resident(const float *restrict xt, const float *restri
     TEAM_LOCAL(cs_lo)
     static int olds[2 * KM_BLOCK_POINTS];
     TEAM_LOCAL(olds)
+    static float norms[KM_MMA_RESIDENT_TILES * KM_BLOCK_CENTROIDS]; /* cn, +inf past kpad */
+    TEAM_LOCAL(norms)
     static unsigned warp_changes[KM_BLOCK_THREADS / 32];
     TEAM_LOCAL(warp_changes)
     const int team = ompx_block_id_x(), tid = ompx_thread_id_x();
     int mine;
     if (products == 3)
       mine = km_mma_resident(xt, tiles, tiles_lo, cn, labels, n, d, kpad, blocks, team, teams, tid, xs, cs, cs_lo,
-                             olds, 3);
+                             olds, norms, 3);
     else
       mine = km_mma_resident(xt, tiles, tiles_lo, cn, labels, n, d, kpad, blocks, team, teams, tid, xs, cs, cs_lo,
-                             olds, 1);
+                             olds, norms, 1);
     km_tally_changes(word, out, warp_changes, mine, tid, KM_BLOCK_THREADS, teams);
   }
   return km_tally_take(tally);
@@ -1239,7 +1267,7 @@ km_wide_block(const km_wide_operands *o, const float *restrict cn, int *restrict
     }
     buf = km_wide_next_buffer(buf, stages);
     if (++q == chunks) { /* the centroid block is done: its distances against the best so far */
-      km_mma_keep_best(acc, 4, cb * KM_WIDE_CENTROIDS + wn * 64, t, kpad, cn, best, best_c);
+      km_mma_keep_best(acc, 4, cb * KM_WIDE_CENTROIDS + wn * 64, t, kpad, cn, 0, best, best_c);
       q = 0;
       cb++;
     }

@@ -651,14 +651,17 @@ def test_tensor_split_blocks_match_dot(gpu, work, n, d, k, distance):
 
 
 @needs_gpu
-@pytest.mark.parametrize("n,d,k", [(200003, 16, 64), (150001, 11, 50), (300007, 16, 100), (300007, 5, 120)],
-                         ids=["d16-k64", "d11-k50", "d16-k100-two-blocks", "d5-k120-two-blocks"])
+@pytest.mark.parametrize("n,d,k", [(200003, 16, 64), (150001, 11, 50), (300007, 16, 100), (300007, 5, 120),
+                                   (200004, 16, 64), (150004, 11, 50)],
+                         ids=["d16-k64", "d11-k50", "d16-k100-two-blocks", "d5-k120-two-blocks", "d16-k64-pieces",
+                              "d11-k50-pieces"])
 @pytest.mark.parametrize("distance", ["dot-3xtf32", "dot-tf32"])
 def test_tensor_resident_teams_match_sequential(seq, gpu, work, n, d, k, distance):
     """Few features and centroids (d <= 16, k <= 128, the centroid blocks not split): the tensor
     kernel's teams stay, hold the centroids and take block after block of points, the next block
     copied in while one is multiplied (km_mma_resident). n is not a multiple of the 128-point
-    block, each team takes several blocks, d is not always a multiple of the 8-feature step, k not
+    block (odd: the features copied a value at a time; or a multiple of 4: in pieces of four
+    points), each team takes several blocks, d is not always a multiple of the 8-feature step, k not
     of the 64-centroid block (two blocks of centroids held). On well-separated clusters the labels
     and iterations are seq's (dot form), and so are the centroids, bit for bit."""
     skip_without_tensor_kernel(gpu, distance)
