@@ -875,7 +875,7 @@ static int km_mma_resident_applies(size_t d, km_layout l) {
  * labels (into olds) as one group. With `pieces` (the rows start on 16 bytes: n % 4 == 0 and xt
  * so aligned) a copy takes four consecutive points of a feature, which lie wholly below n or
  * wholly past it: a quarter of the copies km_stage_points makes a value at a time, and one pointer
- * stepped by whole rows (that loop's index arithmetic was a fifth of the kernel's instructions at
+ * stepped by whole rows (that loop's index arithmetic was 27% of the kernel's instructions at
  * d = 16, k = 64: docs/performance.md, 2026-11-29). */
 static inline __attribute__((always_inline)) void km_stage_resident_block(const float *restrict xt,
                                                                           const int *restrict labels, size_t n,
