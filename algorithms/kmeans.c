@@ -562,6 +562,15 @@ static int km_tuned_sums_in_pass(size_t d, const km_params *p, int kpad, int str
          tuned->sums_in_pass(d, p->k, kpad, km_tensor_form_of(p->distance));
 }
 
+/* Whether the tuned kernels that a run of n points takes on the general path move the changed points
+ * within the kept sums in their assign step (kmeans_tuned.h: moves_in_pass), given that they run where
+ * the run does and that it keeps its sums (km_keeps_sums). */
+static int km_tuned_moves_in_pass(size_t n, size_t d, const km_params *p, int kpad, int streaming) {
+  const km_tuned_kernels *tuned = p->kernels == PC_KERNELS_PORTABLE ? NULL : km_tuned();
+  return tuned && tuned->moves_in_pass && !km_distance_is_gemm(p->distance) && !streaming &&
+         tuned->moves_in_pass(n, d, p->k, kpad, km_tensor_form_of(p->distance));
+}
+
 /* The lengths of km_run's device arrays beside the points and labels (see its DEV_ENTER) for n
  * points of d features, in memory (block 0) or out of core in blocks of `block` points, and the bytes
  * the run puts on the device: these arrays, the points there (all n, or two blocks: km_stream_open),
@@ -1000,7 +1009,7 @@ static km_path km_small_run_path(size_t n, size_t d, int k, int kpad, int on_dev
 
 /* Whether a run of n points (out of core: blocks of `block`; 0: in memory) keeps summed[n] on the
  * device (km_run): where it keeps its sums, on the general path, and no tuned kernel adds the points
- * in its pass. It takes the tuned kernels to run where they apply; under --allow-host on a machine
+ * or moves them in its pass. It takes the tuned kernels to run where they apply; under --allow-host on a machine
  * without a GPU they do not, and the run may keep summed where this says it does not (in host memory,
  * where the device is the host then). */
 static int km_needs_summed(size_t n, size_t d, const km_params *p, size_t block, km_update_plan update) {
@@ -1011,7 +1020,8 @@ static int km_needs_summed(size_t n, size_t d, const km_params *p, size_t block,
   const int gemm = km_distance_is_gemm(resolved.distance);
   const int portable_distance = !gemm && !km_tensor_form_of(resolved.distance);
   if (!streaming && km_small_run_path(n, d, k, kpad, on_device, portable_distance) != KM_PATH_GENERAL) return 0;
-  return km_keeps_sums(p, update, on_device, km_tuned_sums_in_pass(d, &resolved, kpad, streaming, update));
+  return km_keeps_sums(p, update, on_device, km_tuned_sums_in_pass(d, &resolved, kpad, streaming, update)) &&
+         !km_tuned_moves_in_pass(n, d, &resolved, kpad, streaming);
 }
 
 /* --distance auto on the host: the dot form from this k d on (one multiply-add a feature instead of
@@ -1426,11 +1436,15 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
                    km_distance_names[params->distance]);
   /* in_pass: the tuned kernel adds every point to the update's sums in its assign step; keep: the
    * sums kept between iterations, only the points whose label changed moved by km_accumulate, which
-   * keeps in summed[n] the labels the sums hold the points in (km_keeps_sums) */
+   * keeps in summed[n] the labels the sums hold the points in (km_keeps_sums); moves: the tuned
+   * kernel moves them in its assign step instead, from the second pass on, so that the labels a pass
+   * finds are those the sums hold (no summed[n]) */
   const int in_pass = tuned && on_device && km_tuned_sums_in_pass(d, params, kpad, streaming, update);
   const int keep = path == KM_PATH_GENERAL && km_keeps_sums(params, update, on_device, in_pass);
-  const size_t summed_len = keep ? n : 1;
+  const int moves = keep && tuned && km_tuned_moves_in_pass(n, d, params, kpad, streaming);
+  const size_t summed_len = keep && !moves ? n : 1;
   result->update_points = keep ? "changed" : "all";
+  result->update_in_assign = in_pass || moves;
   /* cs as its reader wants it: cuBLAS and the tuned GPU kernels dimension-major, the others tile by tile */
   const int dimension_major = gemm || (tuned && tuned->dimension_major);
   const int skip_copy = direct && tuned && tuned->direct_reads_ct;
@@ -1562,11 +1576,15 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
      * pass, and out of core for every block */
     const km_assign_job job = {xt, ct, cs, cs_lo, cn, offset, labels, n, d, k, kpad, direct, form,
                                it == 0 || streaming};
-    /* in_pass: the tuned kernel adds the points to the update's sums in its assign step
-     * (kmeans_tuned.h, sums_in_pass): the points read once an iteration */
+    /* in_pass, moving: the tuned kernel adds the points to the update's sums, or moves the changed
+     * ones there, in its assign step (kmeans_tuned.h, sums_in_pass and moves_in_pass): the points
+     * read once an iteration; the first pass of `moves` adds every point in km_accumulate */
+    const int moving = moves && it > 0;
     long changed;
     if (in_pass)
       changed = tuned->assign_and_sum(tuned_run, &job, sums, scale);
+    else if (moving)
+      changed = tuned->assign_and_move(tuned_run, &job, sums, scale);
     else /* out of core, the blocks' assign steps and (on the device) sums, each phase timed there */
       changed = streaming ? km_assign_blocks(&stream, &job, tuned, runs, gemm ? &scratch : NULL, keep ? summed : NULL,
                                              on_device ? sums : NULL, scale, update, result->phase_s)
@@ -1583,7 +1601,8 @@ int km_run(const float *xt, size_t n, size_t d, const km_params *asked, float *c
 
     double shift;
     if (on_device) {
-      if (!streaming && !in_pass) km_accumulate(xt, labels, keep ? summed : NULL, sums, scale, n, d, k, update, 1);
+      if (!streaming && !in_pass && !moving)
+        km_accumulate(xt, labels, keep && !moves ? summed : NULL, sums, scale, n, d, k, update, 1);
       if (pc_dist_size() > 1) { /* every rank's sums, exact in any order: one process's centroids */
         DEV_UPDATE(from(sums[0 : sums_len]))
         pc_dist_sum_ll(sums, sums_len);

@@ -101,6 +101,8 @@ typedef struct {
                                 kept between iterations, kmeans.c's km_keeps_sums) or "all" */
   const char *update_sums; /* how the update step summed the clusters: "whole-clusters",
                               "by-dimension", "shared" (kmeans.c, km_plan_update) or "host" */
+  int update_in_assign;    /* the tuned assign kernel added the points to the sums, or moved the changed ones
+                              there, in its own pass (kmeans_tuned.h: sums_in_pass, moves_in_pass) */
   /* Out of core (params->stream_block): each pass took `blocks` blocks of block_points points (the
    * last may hold fewer); h2d_bytes were copied to the device in h2d_copy_s, each block's copy timed
    * from its packing until it was seen complete (when the computing on the other block outlasted it,

@@ -201,7 +201,7 @@ static long km_cpu_assign(km_tuned_run *run, const km_assign_job *j) {
 static void km_cpu_close(km_tuned_run *run) { (void)run; }
 
 static const km_tuned_kernels km_cpu_kernels = {
-    "cpu: cache-blocked 6 x 16 register tiles", 0, 0, 0, NULL, km_cpu_open, NULL, km_cpu_assign, NULL, NULL,
-    km_cpu_close};
+    "cpu: cache-blocked 6 x 16 register tiles", 0, 0, 0, NULL, km_cpu_open, NULL, km_cpu_assign, NULL, NULL, NULL,
+    NULL, km_cpu_close};
 
 const km_tuned_kernels *km_tuned(void) { return &km_cpu_kernels; }

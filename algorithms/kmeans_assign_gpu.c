@@ -617,10 +617,10 @@ static inline __attribute__((always_inline)) int km_few_block(const float *restr
 /* A team's sums of whole clusters (km_few_block's `local`) added to the global ones (sums[j * k +
  * c]), once a team, after its threads are done. */
 static inline __attribute__((always_inline)) void km_flush_team_sums(const km_team_word *local, km_fixed *sums,
-                                                                     size_t d, int k, int tid) {
+                                                                     size_t d, int k, int tid, const int threads) {
   ompx_sync_block_acq_rel();
   const size_t row = d + 1;
-  for (size_t e = (size_t)tid; e < (size_t)k * row; e += KM_FEW_THREADS) km_team_sum_to_global(local, sums, e, row, k);
+  for (size_t e = (size_t)tid; e < (size_t)k * row; e += (size_t)threads) km_team_sum_to_global(local, sums, e, row, k);
 }
 
 /* The assign step for few centroids (see km_few_block); returns how many labels changed. The
@@ -651,7 +651,7 @@ static long km_assign_few(const float *restrict xt, const float *restrict tiles,
     const int b = ompx_block_id_x(), tid = ompx_thread_id_x();                                                       \
     const int mine = kmost == 16 ? (direct ? KM_FEW_BLOCK(16, 1, sum) : KM_FEW_BLOCK(16, 0, sum))                    \
                                  : (direct ? KM_FEW_BLOCK(32, 1, sum) : KM_FEW_BLOCK(32, 0, sum));                   \
-    if (sum) km_flush_team_sums(local, sums, d, k, tid);                                                             \
+    if (sum) km_flush_team_sums(local, sums, d, k, tid, KM_FEW_THREADS);                                             \
     km_tally_changes(word, out, warp_changes, mine, tid, KM_FEW_THREADS, teams);                                     \
   }
 #define KM_FEW_BLOCK(kmost, direct, sum)                                                                              \
@@ -871,6 +871,54 @@ static int km_mma_resident_applies(size_t d, km_layout l) {
   return d <= KM_MMA_RESIDENT_DEPTH && l.splits == 1 && l.tiles <= KM_MMA_RESIDENT_TILES;
 }
 
+/* The resident teams can also move the points whose label changes between the update step's kept
+ * sums (km_gpu_assign_and_move), from the features they hold in team memory anyway: so an
+ * iteration reads the points once and needs no update kernel of its own. A team gathers its
+ * moves in its own sums of whole clusters, KM_MMA_MOVE_SUMS of them (k (d + 1): k = 64 at d = 16,
+ * k = 128 at d = 8; more would take the team past the 48 KiB of static team memory a kernel may
+ * have), and adds them to the global sums once, at its end. */
+#define KM_MMA_MOVE_SUMS 1152
+/* Teams a multiprocessor of the moving kernel: it takes more than 128 registers a thread (ptxas
+ * gives the other 126, the moving one about 164, and a portable build cannot bound them), so three
+ * teams of 128 threads fit, not four. */
+#define KM_MMA_MOVE_TEAMS_PER_SM_DEFAULT 3
+#ifndef KM_MMA_MOVE_TEAMS_PER_SM
+#define KM_MMA_MOVE_TEAMS_PER_SM KM_MMA_MOVE_TEAMS_PER_SM_DEFAULT
+#endif
+PC_KNOB(KM_MMA_MOVE_TEAMS_PER_SM)
+
+/* Waits for the warp's lanes; their team-memory writes before it are seen by all of them after it. */
+static inline __attribute__((always_inline)) void km_sync_warp(void) {
+#if defined(__NVPTX__)
+  __nvvm_bar_warp_sync(0xffffffffu);
+#endif
+}
+
+/* Moves the changed points among a warp's 32 points of a block in the team's sums `local`
+ * (km_team_add_point's layout), by lane `lane`: point p (the first `valid` are below n) has old
+ * label olds[p] (-1: in no sums yet) and new label news[p], and its features in rows of xb. A
+ * point leaves its old cluster's sums and joins its new one's, a value a lane: with row = d + 1
+ * values (the count last), a round takes 32 / row points, lane (slot, j) = (lane / row, lane %
+ * row) value j of the round's slot-th point. */
+static inline __attribute__((always_inline)) void km_move_warp_changes(const float *xb, const int *olds,
+                                                                       const int *news, int valid, size_t d,
+                                                                       const float *restrict scale, km_team_word *local,
+                                                                       int lane) {
+  km_sync_warp(); /* news: written by other lanes */
+  const int row = (int)d + 1, per_round = 32 / row, slot = lane / row, j = lane % row;
+  unsigned long long left = ompx_ballot_sync(~0ull, lane < valid && olds[lane] != news[lane]); /* the same in all */
+  while (left) {
+    unsigned long long own = left; /* from the slot-th point of the round on */
+    for (int s = 0; s < slot; s++) own &= own - 1;
+    for (int s = 0; s < per_round; s++) left &= left - 1;
+    if (slot >= per_round || !own) continue;
+    const int p = __builtin_ctzll(own), before = olds[p];
+    const km_fixed q = j < (int)d ? km_to_fixed(xb[j * KM_MMA_XS_ROW + p], scale[j]) : 1;
+    if (before >= 0) km_team_add(local, (size_t)before * (size_t)row + (size_t)j, -q);
+    km_team_add(local, (size_t)news[p] * (size_t)row + (size_t)j, q);
+  }
+}
+
 /* Starts thread tid's copies of block blk's first `depth` features (into xs) and its points' old
  * labels (into olds) as one group. With `pieces` (the rows start on 16 bytes: n % 4 == 0 and xt
  * so aligned) a copy takes four consecutive points of a feature, which lie wholly below n or
@@ -906,13 +954,18 @@ static inline __attribute__((always_inline)) void km_stage_resident_block(const 
 /* Team `team` of `teams` of the resident km_assign_mma, by thread tid: blocks team, team + teams,
  * ... of `blocks`, through xs and olds (two buffers each), the centroids in cs and cs_lo (a block
  * of 64 after another) and their norms in `norms` (+inf past kpad). Warp w's points and a thread's
- * sums are km_mma_block's. Returns how many labels this thread changed. */
+ * sums are km_mma_block's. With `moving` (a constant after inlining) the changed points also move
+ * in the team's sums `local` of the k clusters (km_move_warp_changes; the new labels pass through
+ * `news`, with the scales `scale`). Returns how many labels this thread changed. */
 static inline __attribute__((always_inline)) int
 km_mma_resident(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo,
-                const float *restrict cn, int *restrict labels, size_t n, size_t d, int kpad, size_t blocks, int team,
-                int teams, int tid, float *restrict xs, float *restrict cs, float *restrict cs_lo, int *restrict olds,
-                float *restrict norms, const int products) {
+                const float *restrict cn, int *restrict labels, size_t n, size_t d, int k, int kpad, size_t blocks,
+                int team, int teams, int tid, float *restrict xs, float *restrict cs, float *restrict cs_lo,
+                int *restrict olds, float *restrict norms, const int products, km_team_word *local, int *news,
+                const float *restrict scale, const int moving) {
   const int warp = tid / 32, g = tid % 32 / 4, t = tid % 4;
+  if (moving) /* zeros, seen after the loop's first barrier */
+    for (size_t e = (size_t)tid; e < KM_SUM_WORDS * (size_t)k * (d + 1); e += KM_BLOCK_THREADS) local[e] = 0;
   const int steps = (int)((d + 7) / 8), ctiles = (kpad + KM_BLOCK_CENTROIDS - 1) / KM_BLOCK_CENTROIDS;
   const int depth = 8 * steps; /* features staged: d rounded up to whole K steps (zeros past d) */
   const float *tails = products == 3 ? tiles_lo : NULL; /* the centroids' TF32 tails, staged for 3 products */
@@ -958,46 +1011,67 @@ km_mma_resident(const float *restrict xt, const float *restrict tiles, const flo
       if (t == 0 && i0 + (size_t)p < n) {
         mine += olds[buf * KM_BLOCK_POINTS + p] != best_c[r];
         labels[i0 + (size_t)p] = best_c[r];
+        if (moving) news[p] = best_c[r];
       }
+    }
+    if (moving) {
+      const size_t first = i0 + (size_t)warp * 32; /* the warp's first point */
+      const int valid = first >= n ? 0 : n - first < 32 ? (int)(n - first) : 32;
+      km_move_warp_changes(xs + buf * KM_MMA_RESIDENT_XS + warp * 32, olds + buf * KM_BLOCK_POINTS + warp * 32,
+                           news + warp * 32, valid, d, scale, local, tid % 32);
     }
     ompx_sync_block_acq_rel(); /* buffer buf is free for block blk + 2 teams */
   }
   return mine;
 }
 
-/* The resident km_assign_mma (km_mma_resident_applies); returns how many labels changed. */
+/* The resident km_assign_mma (km_mma_resident_applies); returns how many labels changed. With
+ * `sums` (kept sums of whole clusters, sums[j * k + c], which hold the points by their labels as
+ * the step finds them) the changed points also move there, in fixed point with the scales `scale`. */
 static long km_assign_mma_resident(const float *restrict xt, const float *restrict tiles,
                                    const float *restrict tiles_lo, const float *restrict cn, int *restrict labels,
-                                   size_t n, size_t d, int kpad, km_layout l, int products, const km_tally *tally) {
+                                   size_t n, size_t d, int k, int kpad, km_layout l, int products,
+                                   km_fixed *restrict sums, const float *restrict scale, const km_tally *tally) {
   unsigned long long *word = tally->word;
   double *out = tally->out.device;
-  const size_t most = (size_t)KM_MMA_RESIDENT_TEAMS_PER_SM * (size_t)pc_device_multiprocessors();
+  const int per_sm = sums ? KM_MMA_MOVE_TEAMS_PER_SM : KM_MMA_RESIDENT_TEAMS_PER_SM;
+  const size_t most = (size_t)per_sm * (size_t)pc_device_multiprocessors();
   const size_t blocks = l.groups;
   const int teams = (int)(blocks < most ? blocks : most);
-#pragma omp target teams ompx_bare num_teams(teams) thread_limit(KM_BLOCK_THREADS) is_device_ptr(word, out)
-  {
-    static float xs[2 * KM_MMA_RESIDENT_XS] __attribute__((aligned(16)));
-    TEAM_LOCAL(xs)
-    static float cs[KM_MMA_RESIDENT_TILES * KM_MMA_RESIDENT_CS] __attribute__((aligned(16)));
-    TEAM_LOCAL(cs)
-    static float cs_lo[KM_MMA_RESIDENT_TILES * KM_MMA_RESIDENT_CS] __attribute__((aligned(16)));
-    TEAM_LOCAL(cs_lo)
-    static int olds[2 * KM_BLOCK_POINTS];
-    TEAM_LOCAL(olds)
-    static float norms[KM_MMA_RESIDENT_TILES * KM_BLOCK_CENTROIDS]; /* cn, +inf past kpad */
-    TEAM_LOCAL(norms)
-    static unsigned warp_changes[KM_BLOCK_THREADS / 32];
-    TEAM_LOCAL(warp_changes)
-    const int team = ompx_block_id_x(), tid = ompx_thread_id_x();
-    int mine;
-    if (products == 3)
-      mine = km_mma_resident(xt, tiles, tiles_lo, cn, labels, n, d, kpad, blocks, team, teams, tid, xs, cs, cs_lo,
-                             olds, norms, 3);
-    else
-      mine = km_mma_resident(xt, tiles, tiles_lo, cn, labels, n, d, kpad, blocks, team, teams, tid, xs, cs, cs_lo,
-                             olds, norms, 1);
-    km_tally_changes(word, out, warp_changes, mine, tid, KM_BLOCK_THREADS, teams);
+  /* Two kernels: the moves' team memory and code stay out of the other (a kernel's registers are
+   * its widest path's); the products are constants within each. */
+#define KM_RESIDENT_KERNEL(moving)                                                                                    \
+  _Pragma("omp target teams ompx_bare num_teams(teams) thread_limit(KM_BLOCK_THREADS) is_device_ptr(word, out)") {  \
+    static float xs[2 * KM_MMA_RESIDENT_XS] __attribute__((aligned(16)));                                            \
+    TEAM_LOCAL(xs)                                                                                                   \
+    static float cs[KM_MMA_RESIDENT_TILES * KM_MMA_RESIDENT_CS] __attribute__((aligned(16)));                        \
+    TEAM_LOCAL(cs)                                                                                                   \
+    static float cs_lo[KM_MMA_RESIDENT_TILES * KM_MMA_RESIDENT_CS] __attribute__((aligned(16)));                     \
+    TEAM_LOCAL(cs_lo)                                                                                                \
+    static int olds[2 * KM_BLOCK_POINTS];                                                                            \
+    TEAM_LOCAL(olds)                                                                                                 \
+    static float norms[KM_MMA_RESIDENT_TILES * KM_BLOCK_CENTROIDS]; /* cn, +inf past kpad */                         \
+    TEAM_LOCAL(norms)                                                                                                \
+    static km_team_word local[(moving) ? KM_SUM_WORDS * KM_MMA_MOVE_SUMS : 1];                                       \
+    TEAM_LOCAL(local)                                                                                                \
+    static int news[(moving) ? KM_BLOCK_POINTS : 1];                                                                 \
+    TEAM_LOCAL(news)                                                                                                 \
+    static unsigned warp_changes[KM_BLOCK_THREADS / 32];                                                             \
+    TEAM_LOCAL(warp_changes)                                                                                         \
+    const int team = ompx_block_id_x(), tid = ompx_thread_id_x();                                                    \
+    const int mine = products == 3 ? KM_RESIDENT_TEAM(3, moving) : KM_RESIDENT_TEAM(1, moving);                      \
+    if (moving) km_flush_team_sums(local, sums, d, k, tid, KM_BLOCK_THREADS);                                        \
+    km_tally_changes(word, out, warp_changes, mine, tid, KM_BLOCK_THREADS, teams);                                   \
   }
+#define KM_RESIDENT_TEAM(products, moving)                                                                            \
+  km_mma_resident(xt, tiles, tiles_lo, cn, labels, n, d, k, kpad, blocks, team, teams, tid, xs, cs, cs_lo, olds,     \
+                  norms, products, local, news, scale, moving)
+  if (sums)
+    KM_RESIDENT_KERNEL(1)
+  else
+    KM_RESIDENT_KERNEL(0)
+#undef KM_RESIDENT_TEAM
+#undef KM_RESIDENT_KERNEL
   return km_tally_take(tally);
 }
 
@@ -1006,10 +1080,10 @@ static long km_assign_mma_resident(const float *restrict xt, const float *restri
  * does not run on the host). */
 static long km_assign_mma(const float *restrict xt, const float *restrict tiles, const float *restrict tiles_lo,
                           const float *restrict cn, int *restrict labels, float *restrict part_d,
-                          int *restrict part_c, size_t n, size_t d, int kpad, km_layout l, int products,
+                          int *restrict part_c, size_t n, size_t d, int k, int kpad, km_layout l, int products,
                           const km_tally *tally) {
   if (km_mma_resident_applies(d, l))
-    return km_assign_mma_resident(xt, tiles, tiles_lo, cn, labels, n, d, kpad, l, products, tally);
+    return km_assign_mma_resident(xt, tiles, tiles_lo, cn, labels, n, d, k, kpad, l, products, NULL, NULL, tally);
   unsigned long long *word = tally->word;
   double *out = tally->out.device;
   const int teams = (int)(l.groups * (size_t)l.splits);
@@ -1553,8 +1627,8 @@ static long km_gpu_assign(km_tuned_run *run, const km_assign_job *j) {
                           run->part_c, j->n, j->d, run->rows, j->kpad, run->crows, run->layout, j->tensor, &run->tally);
   }
   if (j->tensor)
-    return km_assign_mma(j->xt, j->cs, j->cs_lo, j->cn, j->labels, run->part_d, run->part_c, j->n, j->d, j->kpad,
-                         run->layout, j->tensor, &run->tally);
+    return km_assign_mma(j->xt, j->cs, j->cs_lo, j->cn, j->labels, run->part_d, run->part_c, j->n, j->d, j->k,
+                         j->kpad, run->layout, j->tensor, &run->tally);
   if (km_few_applies(j->d, j->kpad))
     return km_assign_few(j->xt, j->direct ? j->ct : j->cs, j->cn, j->labels, j->n, j->d, j->k, j->kpad, j->direct,
                          NULL, NULL, &run->tally);
@@ -1567,6 +1641,20 @@ static int km_gpu_sums_in_pass(size_t d, int k, int kpad, int tensor) { return !
 static long km_gpu_assign_and_sum(km_tuned_run *run, const km_assign_job *j, km_fixed *sums, const float *scale) {
   return km_assign_few(j->xt, j->direct ? j->ct : j->cs, j->cn, j->labels, j->n, j->d, j->k, j->kpad, j->direct, sums,
                        scale, &run->tally);
+}
+
+/* Whether km_gpu_assign_and_move takes a run of n points of d features in k (kpad padded)
+ * centroids in tensor form `tensor`: the resident tensor-core teams (a TF32 form; splits as km_gpu_open
+ * plans them) with a team's sums within KM_MMA_MOVE_SUMS. */
+static int km_gpu_moves_in_pass(size_t n, size_t d, int k, int kpad, int tensor) {
+  const int tf32 = tensor == KM_TENSOR_3XTF32 || tensor == KM_TENSOR_TF32;
+  return tf32 && !km_wide_takes(kpad, tensor) && (size_t)k * (d + 1) <= KM_MMA_MOVE_SUMS &&
+         km_mma_resident_applies(d, km_plan(n, kpad, KM_BLOCK_POINTS, KM_BLOCK_CENTROIDS, KM_GPU_TEAMS_PER_SM));
+}
+
+static long km_gpu_assign_and_move(km_tuned_run *run, const km_assign_job *j, km_fixed *sums, const float *scale) {
+  return km_assign_mma_resident(j->xt, j->cs, j->cs_lo, j->cn, j->labels, j->n, j->d, j->k, j->kpad, run->layout,
+                                j->tensor, sums, scale, &run->tally);
 }
 
 static void km_gpu_close(km_tuned_run *run) {
@@ -1589,8 +1677,9 @@ static void km_gpu_close(km_tuned_run *run) {
 
 static const km_tuned_kernels km_gpu_kernels = {
     "gpu: team-tiled ompx_bare kernels (cp.async staging; mma.sync for dot-3xtf32 and dot-tf32, wide blocks for k >= "
-    "512 and for dot-fp16 and dot-bf16; one pass for k <= 32; resident tensor-core teams for d <= 16, k <= 128)",
+    "512 and for dot-fp16 and dot-bf16; one pass for k <= 32; resident tensor-core teams for d <= 16, k <= 128, "
+    "which move the changed points in the kept sums)",
     1, 1, 1, km_few_as_fast, km_gpu_open, km_gpu_device_bytes, km_gpu_assign, km_gpu_sums_in_pass,
-    km_gpu_assign_and_sum, km_gpu_close};
+    km_gpu_assign_and_sum, km_gpu_moves_in_pass, km_gpu_assign_and_move, km_gpu_close};
 
 const km_tuned_kernels *km_tuned(void) { return &km_gpu_kernels; }

@@ -75,6 +75,16 @@ typedef struct {
    * scales `scale`, so that an iteration reads the points once. Returns the number of labels that
    * changed. */
   long (*assign_and_sum)(km_tuned_run *run, const km_assign_job *job, km_fixed *sums, const float *scale);
+  /* Whether assign_and_move takes a run of n points of d features in k (kpad padded) centroids in
+   * tensor form `tensor` (0: not); NULL: nowhere. */
+  int (*moves_in_pass)(size_t n, size_t d, int k, int kpad, int tensor);
+  /* One assign step that also moves each point whose label changes within the update step's kept
+   * sums of whole clusters (km_accumulate_in_teams' layout and fixed point, as assign_and_sum's):
+   * out of its old cluster (the label the step finds; -1: in no sums yet) and into its new one.
+   * The sums hold the points by the labels before the step, and after it by the new ones, so an
+   * iteration reads the points once and needs no update kernel. Returns the number of labels
+   * that changed. */
+  long (*assign_and_move)(km_tuned_run *run, const km_assign_job *job, km_fixed *sums, const float *scale);
   void (*close)(km_tuned_run *run);
 } km_tuned_kernels;
 

@@ -323,6 +323,7 @@ int pc_cmd_kmeans(int argc, char **argv) {
     pc_json_int(j, "centroid_splits", res->splits);
     pc_json_str(j, "update_sums", res->update_sums);
     pc_json_str(j, "update_points", res->update_points);
+    pc_json_bool(j, "update_in_assign", res->update_in_assign);
     pc_json_int(j, "iterations", res->iterations);
     pc_json_bool(j, "converged", res->converged);
     pc_json_num(j, "sse", res->sse);

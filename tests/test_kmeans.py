@@ -258,20 +258,28 @@ def test_variants_identical_on_uniform_data(all_variants, work, d, k, method, th
         assert rel(rep["sse"], base_rep["sse"]) <= 1e-12, name  # one double sum in another order
 
 
+TENSOR_DISTANCES = ["dot-3xtf32", "dot-tf32", "dot-fp16", "dot-bf16"]  # our tensor-core kernels, each precision
+TF32_DISTANCES = TENSOR_DISTANCES[:2]  # those of the TF32 tensor cores (km_assign_mma)
+
+
 # (data, k, options): whole clusters' kept sums (kmeans.c, km_keeps_sums): uniform data in [0, 1), large
 # enough for the gpu variant's general path, after its tuned kernel for few centroids (d <= 8, which on a
 # GPU adds every point in its own pass instead), the portable loop (--kernels portable) and the
-# tensor-core form (d = 16); blobs around the origin (negative values moved out); and 1M points, whose GPU
-# teams (2,500-2,900 points on an H100 or H200) take them in more than one chunk of moves (KM_MOVES, 2048;
-# a CPU team, one thread, takes several in every case).
+# tensor-core form (d = 16 and d = 11: on a GPU its resident teams move the changed points in their pass,
+# a point's 17 values a round of a warp, or two points' 12 each; n = 100,003 leaves a last block part
+# empty); blobs around the origin (negative values moved out); and 1M points, whose GPU teams
+# (2,500-2,900 points on an H100 or H200) take them in more than one chunk of moves (KM_MOVES, 2048; a
+# CPU team, one thread, takes several in every case).
 KEPT_SUMS_CASES = [("gen:uniform:n=150000,d=8,seed=4", 50, []),
                    ("gen:uniform:n=150000,d=8,seed=4", 50, ["--kernels", "portable"]),
                    ("gen:uniform:n=100000,d=16,seed=5", 64, []),
+                   ("gen:uniform:n=100003,d=11,seed=5", 50, []),
                    ("gen:blobs:n=120000,d=6,centers=40,std=4,box=30,seed=6", 40, []),
                    ("gen:uniform:n=1000000,d=9,seed=3", 12, [])]
 
 
-@pytest.mark.parametrize("data,k,extra", KEPT_SUMS_CASES, ids=["d8", "d8-portable", "d16", "blobs", "chunks"])
+@pytest.mark.parametrize("data,k,extra", KEPT_SUMS_CASES,
+                         ids=["d8", "d8-portable", "d16", "d11-odd", "blobs", "chunks"])
 def test_kept_sums_equal_sums_of_all_points(variant, work, data, k, extra):
     """--sums changed (the default: the update's sums kept, only the points whose label changed
     moved) and --sums all (every point added again) give the same labels, centroids and
@@ -287,6 +295,9 @@ def test_kept_sums_equal_sums_of_all_points(variant, work, data, k, extra):
     assert rep["update_points"] == "changed" or variant.name == "gpu"
     assert rep_all["params"]["sums"] == "all" and rep_all["update_points"] == "all"
     assert rep["update_sums"] == "whole-clusters" and rep["iterations"] > 5
+    # the resident tensor-core teams (the gpu variant's TF32 forms, on a GPU) move the points in their pass
+    tensor_teams = rep["assign_kernels"].startswith("gpu") and rep["params"]["distance_used"] in TF32_DISTANCES
+    assert rep["update_in_assign"] is tensor_teams and rep_all["update_in_assign"] is False
     assert_labels_equal(labels, labels_all, f"{variant.name}: kept sums vs all")
     np.testing.assert_array_equal(cent, cent_all, err_msg=variant.name)
     assert rep["iterations"] == rep_all["iterations"]
@@ -478,7 +489,6 @@ def test_k_equals_one_and_k_equals_n(variant, work):
 # ---- --distance gemm / gemm-tf32: the assign step through cuBLAS (gpu variant) --------------
 
 GEMM_DISTANCES = ["gemm", "gemm-tf32"]
-TENSOR_DISTANCES = ["dot-3xtf32", "dot-tf32", "dot-fp16", "dot-bf16"]  # our tensor-core kernels, each precision
 GPU_ONLY_DISTANCES = GEMM_DISTANCES + TENSOR_DISTANCES  # refused where kernels do not run on a GPU
 ON_GPU = os.environ.get("PRAGMACLUST_REQUIRE_GPU") == "1"
 needs_gpu = pytest.mark.skipif(not ON_GPU, reason="cuBLAS runs on a GPU: PRAGMACLUST_REQUIRE_GPU=1 on a GPU machine "
@@ -673,6 +683,8 @@ def test_tensor_resident_teams_match_sequential(seq, gpu, work, n, d, k, distanc
     labels, cent, rep = kmeans(gpu, work, path, k, init_path, "--max-iter", 8, "--distance", distance, tag="tc",
                                fmt="npy")
     assert rep["centroid_splits"] == 1 and rep["update_sums"] == "whole-clusters"
+    # k (d + 1) <= 1152: the teams move the changed points within the kept sums themselves
+    assert rep["update_in_assign"] is (k * (d + 1) <= 1152)
     assert_labels_equal(labels, ref[0], f"{distance} vs seq")
     np.testing.assert_array_equal(cent, ref[1])
     assert rep["iterations"] == ref[2]["iterations"]
