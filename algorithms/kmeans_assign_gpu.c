@@ -16,7 +16,8 @@
  *    km_assign_tiled, the dot products on the TF32 tensor cores in three products (about
  *    float32's accuracy) or one. Where d <= 16 and k <= 128 its teams stay instead
  *    (km_mma_resident): the centroids copied once, the next block of points copied in while one
- *    is multiplied.
+ *    is multiplied; where k (d + 1) <= 1152 they also move the points whose label changed within
+ *    the update step's kept sums, so that an iteration needs no update kernel (km_gpu_assign_and_move).
  *  - km_assign_wide (the same distances where k is 512 or more, and --distance dot-fp16 and
  *    dot-bf16 at every k): blocks of 128 points x 128 centroids, each warp 64 x 64, the operands
  *    copied from packed copies on the device (km_pack) point by point for ldmatrix, chunks in a
@@ -879,8 +880,9 @@ static int km_mma_resident_applies(size_t d, km_layout l) {
  * have), and adds them to the global sums once, at its end. */
 #define KM_MMA_MOVE_SUMS 1152
 /* Teams a multiprocessor of the moving kernel: it takes more than 128 registers a thread (ptxas
- * gives the other 126, the moving one about 164, and a portable build cannot bound them), so three
- * teams of 128 threads fit, not four. */
+ * gives the other 126, the moving one about 164; a bare region cannot bound them, and the forms of
+ * the moves tried all took 157-166: docs/performance.md, 2026-11-29), so three teams of 128 threads
+ * fit, not four. */
 #define KM_MMA_MOVE_TEAMS_PER_SM_DEFAULT 3
 #ifndef KM_MMA_MOVE_TEAMS_PER_SM
 #define KM_MMA_MOVE_TEAMS_PER_SM KM_MMA_MOVE_TEAMS_PER_SM_DEFAULT
