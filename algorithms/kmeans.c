@@ -553,12 +553,19 @@ static int km_keeps_sums(const km_params *p, km_update_plan update, int on_devic
   return !p->resum_all && on_device && update.method == KM_SUMS_WHOLE && pc_dist_size() == 1 && !in_pass;
 }
 
+/* The tuned kernels a run of the general path takes where they could also do the update's work in
+ * their assign pass: not under --kernels portable, cuBLAS (which assigns without them) or out of core
+ * (whose blocks are summed as they come); else NULL. */
+static const km_tuned_kernels *km_tuned_for_pass(const km_params *p, int streaming) {
+  if (p->kernels == PC_KERNELS_PORTABLE || km_distance_is_gemm(p->distance) || streaming) return NULL;
+  return km_tuned();
+}
+
 /* Whether the tuned kernels that a run of the general path takes add the points to the sums in
  * their assign step (kmeans_tuned.h: sums_in_pass), given that they run where the run does. */
 static int km_tuned_sums_in_pass(size_t d, const km_params *p, int kpad, int streaming, km_update_plan update) {
-  const km_tuned_kernels *tuned = p->kernels == PC_KERNELS_PORTABLE ? NULL : km_tuned();
-  const int gemm = km_distance_is_gemm(p->distance);
-  return tuned && tuned->sums_in_pass && !gemm && !streaming && update.method == KM_SUMS_WHOLE &&
+  const km_tuned_kernels *tuned = km_tuned_for_pass(p, streaming);
+  return tuned && tuned->sums_in_pass && update.method == KM_SUMS_WHOLE &&
          tuned->sums_in_pass(d, p->k, kpad, km_tensor_form_of(p->distance));
 }
 
@@ -566,9 +573,8 @@ static int km_tuned_sums_in_pass(size_t d, const km_params *p, int kpad, int str
  * within the kept sums in their assign step (kmeans_tuned.h: moves_in_pass), given that they run where
  * the run does and that it keeps its sums (km_keeps_sums). */
 static int km_tuned_moves_in_pass(size_t n, size_t d, const km_params *p, int kpad, int streaming) {
-  const km_tuned_kernels *tuned = p->kernels == PC_KERNELS_PORTABLE ? NULL : km_tuned();
-  return tuned && tuned->moves_in_pass && !km_distance_is_gemm(p->distance) && !streaming &&
-         tuned->moves_in_pass(n, d, p->k, kpad, km_tensor_form_of(p->distance));
+  const km_tuned_kernels *tuned = km_tuned_for_pass(p, streaming);
+  return tuned && tuned->moves_in_pass && tuned->moves_in_pass(n, d, p->k, kpad, km_tensor_form_of(p->distance));
 }
 
 /* The lengths of km_run's device arrays beside the points and labels (see its DEV_ENTER) for n
