@@ -2,9 +2,9 @@
 VARIANT       ?= all            # seq | omp | gpu | all
 TOOLCHAIN     ?= clang          # clang (all variants, tuned kernels) | gcc (all variants, portable loops on the GPU)
 LLVM_VERSION  ?= 19
-GPU_ARCH      ?= sm_90          # NVIDIA architecture of the gpu variant (sm_80 = A100, sm_90 = H100/H200)
-TOOLCHAIN_DIR ?= .toolchain     # where `make toolchain` puts CUDA 11.8's ptxas
-CUDA_PATH     ?= $(TOOLCHAIN_DIR)/cuda-11.8
+GPU_ARCH      ?= sm_90          # NVIDIA architecture of the gpu variant (sm_80 A100, sm_90 H100/H200, sm_90a +wgmma)
+TOOLCHAIN_DIR ?= .toolchain     # where `make toolchain` puts CUDA 11.8's ptxas (sm_90a: CUDA 12.4's)
+CUDA_PATH     ?= $(TOOLCHAIN_DIR)/$(if $(filter sm_90a,$(strip $(GPU_ARCH))),cuda-12.4-sm90a,cuda-11.8)
 HOST_ARCH     ?= x86-64-v3      # -march of host code (x86-64-v3 = AVX2+FMA; `native` for this CPU only)
 OPT           ?= -O3
 KNOBS         ?=                # tuning knobs, e.g. KNOBS='-DKM_GPU_TEAMS_PER_SM=4' (`pragmaclust-<v> info` lists them)
@@ -170,7 +170,8 @@ info:
 	@echo "[settings] TOOLCHAIN=$(TOOLCHAIN) GPU_ARCH=$(GPU_ARCH) CUDA_PATH=$(CUDA_PATH) HOST_ARCH=$(HOST_ARCH) DATA_DIR=$(DATA_DIR)"
 
 toolchain:
-	@variants/install-toolchain.sh $(if $(filter gcc,$(TOOLCHAIN)),--gcc) "$(TOOLCHAIN_DIR)"
+	@variants/install-toolchain.sh $(if $(filter gcc,$(TOOLCHAIN)),--gcc) $(if $(filter sm_90a,$(GPU_ARCH)),--sm90a) \
+	  "$(TOOLCHAIN_DIR)"
 
 test-deps:
 	@variants/install-toolchain.sh --tests "$(TOOLCHAIN_DIR)"

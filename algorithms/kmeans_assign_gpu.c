@@ -707,6 +707,7 @@ static inline __attribute__((always_inline)) void km_mma_tf32(float acc[4], cons
 #endif
 }
 
+#if !defined(PC_SM90A) /* only km_wide_block multiplies 16-bit values with mma.sync */
 /* acc += a b for one m16n8k16 tile of 16-bit values (form KM_TENSOR_FP16 or KM_TENSOR_BF16, a
  * constant after inlining): a and b hold pairs, the lower k in the lower half, the fragments'
  * registers in the order of km_mma_tf32's (a register of either holds the same two positions' 32 bits
@@ -728,6 +729,7 @@ static inline __attribute__((always_inline)) void km_mma_16bit(float acc[4], con
   (void)acc, (void)a, (void)b, (void)form;
 #endif
 }
+#endif
 
 /* Whether a tensor form multiplies 16-bit values (dot-fp16, dot-bf16). */
 static inline __attribute__((always_inline)) int km_16bit(int form) {
@@ -1273,6 +1275,7 @@ static inline __attribute__((always_inline)) void km_wide_stage_next(const km_wi
   km_commit_copies();
 }
 
+#if !defined(PC_SM90A) /* the sm_90a build takes km_wgmma_block instead */
 /* One team's share of km_assign_wide in tensor form `form` (km_tensor_form), by thread `tid`:
  * point block b / splits against the centroid blocks of range b % splits, through `stages`
  * buffers of each staged array. Warp (wm,
@@ -1370,6 +1373,204 @@ km_wide_block(const km_wide_operands *o, const float *restrict cn, int *restrict
     }
   return (int)mine;
 }
+#endif
+
+#if defined(PC_SM90A)
+/* ---- Hopper's warpgroup products (built with GPU_ARCH=sm_90a) -------------------------------
+ * wgmma (sm_90a only) multiplies a 64 x N block by an N-wide one from team memory, issued by the
+ * four warps of a warpgroup together and run asynchronously: a team of km_assign_wide's 128
+ * threads is one warpgroup. The staged chunks of km_wide_block are already in the layout wgmma
+ * reads with its 32-byte swizzle: rows of 32 bytes (8 TF32 values, or 16 16-bit ones: one K step),
+ * the 16-byte halves swapped where row / 4 is odd (km_wide_at), 8-row groups 256 bytes apart. So
+ * the operands are described, not loaded into registers: no ldmatrix, and one instruction a
+ * 64 x 128 x K step where mma.sync takes 32. */
+
+_Static_assert(KM_WIDE_STAGES_1 >= 3, "km_wgmma_block: a one-product form keeps stages - 2 chunks in flight");
+
+/* The descriptor of a staged matrix at `team` (team memory, 256-byte aligned): its address, the
+ * 8-row groups 256 bytes apart (stride, in 16-byte units), the 32-byte swizzle (mode 3); the
+ * leading offset is unused by a K step within one row. */
+static inline __attribute__((always_inline)) unsigned long long km_wgmma_desc(const float *team) {
+  const unsigned at = (unsigned)(uintptr_t)(__attribute__((address_space(3))) const float *)team;
+  return (unsigned long long)((at & 0x3FFFF) >> 4) | (1ull << 16) | (16ull << 32) | (3ull << 62);
+}
+
+#define KM_D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+                 "+f"(d[i + 6]), "+f"(d[i + 7])
+#define KM_D64 KM_D8(0), KM_D8(8), KM_D8(16), KM_D8(24), KM_D8(32), KM_D8(40), KM_D8(48), KM_D8(56)
+#define KM_D64_NAMES                                                                                                \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, " \
+  "%24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "   \
+  "%46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+
+/* d (64 sums a thread) = a b + (accumulate ? d : 0) for one 64 x 128 block and one K step in tensor
+ * form `form` (a constant after inlining), a and b K-major in team memory (km_wgmma_desc). Thread
+ * (warp w, lane 4 g + t) holds in d[4 j + 2 h + e] row 16 w + g + 8 h, column 8 j + 2 t + e: the
+ * layout of mma.sync's sums, 16 tiles of 8 columns. Only issued: km_wgmma_wait waits for it. */
+static inline __attribute__((always_inline)) void km_wgmma(float d[64], unsigned long long a, unsigned long long b,
+                                                           int accumulate, const int form) {
+#if defined(__NVPTX__)
+  if (form == KM_TENSOR_FP16)
+    __asm__ volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " KM_D64_NAMES ", %64, %65, p, 1, 1, 0, 0;\n}"
+                     : KM_D64
+                     : "l"(a), "l"(b), "r"(accumulate));
+  else if (form == KM_TENSOR_BF16)
+    __asm__ volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " KM_D64_NAMES
+                     ", %64, %65, p, 1, 1, 0, 0;\n}"
+                     : KM_D64
+                     : "l"(a), "l"(b), "r"(accumulate));
+  else
+    __asm__ volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " KM_D64_NAMES ", %64, %65, p, 1, 1;\n}"
+                     : KM_D64
+                     : "l"(a), "l"(b), "r"(accumulate));
+#else
+  (void)d, (void)a, (void)b, (void)accumulate, (void)form;
+#endif
+}
+
+/* km_wgmma in form dot-tf32 with A from registers: a holds the thread's 4 TF32 values of its warp's
+ * 16 rows of the 64 x 8 block, in mma.sync's A fragment (rows g, g + 8 by features t, t + 4), which
+ * lets dot-3xtf32 split the points as it reads them. */
+static inline __attribute__((always_inline)) void km_wgmma_regs(float d[64], const unsigned a[4], unsigned long long b,
+                                                                int accumulate) {
+#if defined(__NVPTX__)
+  __asm__ volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                   "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " KM_D64_NAMES ", {%64, %65, %66, %67}, %68, "
+                   "p, 1, 1;\n}"
+                   : KM_D64
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));
+#else
+  (void)d, (void)a, (void)b, (void)accumulate;
+#endif
+}
+#undef KM_D64_NAMES
+#undef KM_D64
+#undef KM_D8
+
+/* The ordering wgmma asks for: km_wgmma_fence before a warpgroup's first wgmma after its sums were
+ * touched by other instructions; km_wgmma_commit closes the products issued since the last as one
+ * group; km_wgmma_wait(pending) waits until at most `pending` (0 or 1) groups run, then holds the
+ * sums (an empty asm that reads and writes each) so that no read of them moves above the wait;
+ * km_wgmma_publish makes this thread's finished copies into team memory (the generic proxy)
+ * visible to wgmma's reads (the async proxy), before the barrier that publishes them to the team. */
+static inline __attribute__((always_inline)) void km_wgmma_fence(void) {
+#if defined(__NVPTX__)
+  __asm__ volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#endif
+}
+static inline __attribute__((always_inline)) void km_wgmma_commit(void) {
+#if defined(__NVPTX__)
+  __asm__ volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+#endif
+}
+static inline __attribute__((always_inline)) void km_wgmma_wait(const int pending, float d[2][64]) {
+#if defined(__NVPTX__)
+  if (pending) __asm__ volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+  else __asm__ volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  KM_UNROLL for (int h = 0; h < 2; h++)
+    KM_UNROLL for (int i = 0; i < 64; i++) __asm__ volatile("" : "+f"(d[h][i])::"memory");
+#else
+  (void)pending, (void)d;
+#endif
+}
+static inline __attribute__((always_inline)) void km_wgmma_publish(void) {
+#if defined(__NVPTX__)
+  __asm__ volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
+}
+
+/* km_wide_block with wgmma: the same staged chunks, blocks and candidates. The team's 128 points
+ * are two 64-row halves, each against the 128 centroids of the block: thread (warp w, lane 4 g + t)
+ * sums, in acc[hm], points 64 hm + 16 w + g + 8 h against centroids 8 j + 2 t + e (km_wgmma). In
+ * the one-product forms both operands are read from team memory, and a chunk's products run while
+ * the next chunk is waited for and staged: a buffer is refilled only after the products of the
+ * chunk before the last one, so `stages` buffers hold stages - 2 chunks in flight. dot-3xtf32 reads
+ * its points into registers to split them (km_wgmma_regs), takes three products a half (the small
+ * terms first, as km_wide_block) and waits for a chunk's products before the next (stages - 1 in
+ * flight). Each warp holds all 128 columns of its rows: the 4 threads of a group compare theirs by
+ * shuffles, no team exchange. Returns how many labels this thread changed. */
+static inline __attribute__((always_inline)) int km_wgmma_block(const km_wide_operands *o, const float *restrict cn,
+                                                                int *restrict labels, float *restrict part_d,
+                                                                int *restrict part_c, km_layout l, int b, int tid,
+                                                                float *restrict xs, float *restrict cs,
+                                                                float *restrict cs_lo, const int form,
+                                                                const int stages) {
+  const int s = b % l.splits, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4, kpad = o->kpad;
+  const size_t n = o->n, i0 = (size_t)(b / l.splits) * KM_WIDE_POINTS;
+  const int cb_begin = s * l.tiles_per_split;
+  const int cb_end = cb_begin + l.tiles_per_split < l.tiles ? cb_begin + l.tiles_per_split : l.tiles;
+  const int depth = km_wide_depth(form), chunks = (int)((o->d + (size_t)depth - 1) / (size_t)depth),
+            z_end = (cb_end - cb_begin) * chunks;
+  const int three = form == KM_TENSOR_3XTF32, ahead = three ? stages - 1 : stages - 2; /* chunks staged ahead */
+  /* dot-3xtf32: where this lane's ldmatrix reads (km_wide_block's A matrices) in half hm: a_at + hm 64 * 8 */
+  const int m = lane / 8, a_at = km_wide_at(16 * warp + lane % 8 + 8 * (m % 2), 4 * (m / 2));
+  float best[4];
+  int best_c[4];
+  KM_UNROLL for (int r = 0; r < 4; r++) {
+    best[r] = INFINITY;
+    best_c[r] = cb_begin * KM_WIDE_CENTROIDS;
+  }
+  float acc[2][64];
+  KM_UNROLL for (int h = 0; h < 2; h++) KM_UNROLL for (int i = 0; i < 64; i++) acc[h][i] = 0.0f;
+  km_wide_cursor next = km_wide_start(o, i0, cb_begin, z_end, tid);
+  KM_UNROLL for (int z = 0; z < ahead; z++) km_wide_stage_next(o, chunks, stages, form, tid, xs, cs, cs_lo, &next);
+  int cb = cb_begin, q = 0, buf = 0; /* chunk z: chunk q of centroid block cb, in buffer offset buf */
+  KM_NO_UNROLL for (int z = 0; z < z_end; z++) {
+    km_wait_copies(ahead - 1); /* this thread's copies of chunk z have landed */
+    km_wgmma_publish();
+    ompx_sync_block_acq_rel(); /* ... and every thread's; the products of the buffer refilled next are done */
+    km_wide_stage_next(o, chunks, stages, form, tid, xs, cs, cs_lo, &next);
+    km_wgmma_fence();
+    const unsigned long long bd = km_wgmma_desc(cs + buf);
+    if (three) {
+      const unsigned long long bd_lo = km_wgmma_desc(cs_lo + buf);
+      KM_UNROLL for (int hm = 0; hm < 2; hm++) {
+        unsigned raw[4], a_hi[4], a_lo[4];
+        km_load_matrices(raw, xs + buf + a_at + hm * 64 * 8);
+        KM_UNROLL for (int e = 0; e < 4; e++) km_tf32_split(km_bits_float(raw[e]), &a_hi[e], &a_lo[e]);
+        km_wgmma_regs(acc[hm], a_lo, bd, q != 0);
+        km_wgmma_regs(acc[hm], a_hi, bd_lo, 1);
+        km_wgmma_regs(acc[hm], a_hi, bd, 1);
+      }
+    } else {
+      km_wgmma(acc[0], km_wgmma_desc(xs + buf), bd, q != 0, form);
+      km_wgmma(acc[1], km_wgmma_desc(xs + buf + 64 * 8), bd, q != 0, form);
+    }
+    km_wgmma_commit();
+    buf = km_wide_next_buffer(buf, stages);
+    if (++q < chunks) {
+      if (three) km_wgmma_wait(0, acc); /* this chunk's products are done */
+      else km_wgmma_wait(1, acc);       /* chunk z - 1's products are done */
+      continue;
+    }
+    km_wgmma_wait(0, acc); /* the centroid block is done: its distances against the best so far */
+    KM_UNROLL for (int j = 0; j < 16; j++)
+      KM_UNROLL for (int e = 0; e < 2; e++) {
+        const int col = cb * KM_WIDE_CENTROIDS + 8 * j + 2 * t + e;
+        const float norm = col < kpad ? cn[col] : INFINITY;
+        KM_UNROLL for (int r = 0; r < 4; r++) { /* point r: half r / 2, row h = r % 2 */
+          const float dist = norm - 2.0f * acc[r / 2][4 * j + 2 * (r % 2) + e];
+          if (dist < best[r]) {
+            best[r] = dist;
+            best_c[r] = col;
+          }
+        }
+      }
+    q = 0;
+    cb++;
+  }
+  long mine = 0;
+  KM_UNROLL for (int r = 0; r < 4; r++) {
+    km_lanes_best(&best[r], &best_c[r], 4);
+    const size_t i = i0 + (size_t)(64 * (r / 2) + 16 * warp + g + 8 * (r % 2));
+    if (t == 0 && i < n) km_keep(labels, part_d, part_c, n, i, s, l.splits, best[r], best_c[r], &mine);
+  }
+  return (int)mine;
+}
+#endif
 
 /* The assign step on the tensor cores in wide blocks (see km_wide_block), in tensor form `form`;
  * returns how many labels changed. The caller has checked that kernels run on the GPU. xp, cp and
@@ -1381,25 +1582,38 @@ static long km_assign_wide(const unsigned *xp, const unsigned *cp, const unsigne
   unsigned long long *word = tally->word;
   double *out = tally->out.device;
   const int teams = (int)(l.groups * (size_t)l.splits);
+/* A team's share in form `form`: with wgmma where the build has it (sm_90a), else with mma.sync;
+ * wgmma reads the staged chunks at 256-byte boundaries (km_wgmma_desc). */
+#if defined(PC_SM90A)
+#define KM_WIDE_ALIGN 256
+#define KM_WIDE_EXCHANGE
+#define KM_WIDE_TEAM(form, stages)                                                                                    \
+  km_wgmma_block(&o, cn, labels, part_d, part_c, l, b, tid, xs, cs, cs_lo, (form), stages)
+#else /* and the arrays through which km_wide_block's warps compare their candidates */
+#define KM_WIDE_ALIGN 16
+#define KM_WIDE_EXCHANGE                                                                                              \
+  static float red_d[KM_WIDE_POINTS];                                                                                 \
+  TEAM_LOCAL(red_d)                                                                                                   \
+  static int red_c[KM_WIDE_POINTS];                                                                                   \
+  TEAM_LOCAL(red_c)
+#define KM_WIDE_TEAM(form, stages)                                                                                    \
+  km_wide_block(&o, cn, labels, part_d, part_c, l, b, tid, xs, cs, cs_lo, red_d, red_c, (form), stages)
+#endif
 #define KM_WIDE_KERNEL(form, stages)                                                                                  \
   PC_PRAGMA(omp target teams ompx_bare num_teams(teams) thread_limit(KM_WIDE_THREADS)                              \
                 is_device_ptr(xp, cp, cp_lo, word, out)) {                                                          \
-    static float xs[(stages) * KM_WIDE_CHUNK] __attribute__((aligned(16)));                                           \
+    static float xs[(stages) * KM_WIDE_CHUNK] __attribute__((aligned(KM_WIDE_ALIGN)));                                \
     TEAM_LOCAL(xs)                                                                                                   \
-    static float cs[(stages) * KM_WIDE_CHUNK] __attribute__((aligned(16)));                                           \
+    static float cs[(stages) * KM_WIDE_CHUNK] __attribute__((aligned(KM_WIDE_ALIGN)));                                \
     TEAM_LOCAL(cs)                                                                                                   \
     static float cs_lo[(form) == KM_TENSOR_3XTF32 ? (stages) * KM_WIDE_CHUNK : 4] __attribute__((aligned(16)));       \
     TEAM_LOCAL(cs_lo)                                                                                                \
-    static float red_d[KM_WIDE_POINTS];                                                                              \
-    TEAM_LOCAL(red_d)                                                                                                \
-    static int red_c[KM_WIDE_POINTS];                                                                                \
-    TEAM_LOCAL(red_c)                                                                                                \
+    KM_WIDE_EXCHANGE                                                                                                 \
     static unsigned warp_changes[KM_WIDE_THREADS / 32];                                                              \
     TEAM_LOCAL(warp_changes)                                                                                         \
     const int b = ompx_block_id_x(), tid = ompx_thread_id_x();                                                       \
     const km_wide_operands o = {xp, cp, cp_lo, n, d, rows, kpad, crows};                                            \
-    const int mine = km_wide_block(&o, cn, labels, part_d, part_c, l, b, tid, xs, cs, cs_lo, red_d, red_c, (form),    \
-                                   stages);                                                                          \
+    const int mine = KM_WIDE_TEAM(form, stages);                                                                     \
     km_tally_changes(word, out, warp_changes, mine, tid, KM_WIDE_THREADS, teams);                                    \
   }
   switch (form) {
@@ -1409,6 +1623,9 @@ static long km_assign_wide(const unsigned *xp, const unsigned *cp, const unsigne
   default: KM_WIDE_KERNEL(KM_TENSOR_TF32, KM_WIDE_STAGES_1) break;
   }
 #undef KM_WIDE_KERNEL
+#undef KM_WIDE_TEAM
+#undef KM_WIDE_EXCHANGE
+#undef KM_WIDE_ALIGN
   const long changed = km_tally_take(tally);
   return l.splits == 1 ? changed : km_merge_splits(labels, part_d, part_c, n, l.splits);
 }

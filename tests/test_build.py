@@ -41,6 +41,78 @@ def test_toolchain_check_names_a_missing_ptxas(tmp_path):
     assert proc.returncode == 1 and "ptxas" in proc.stderr
 
 
+WRAPPER = REPO_ROOT / "variants" / "ptxas-sm90a.sh"
+
+
+def sm90a_tree(tmp_path, wrapper=True):
+    """A CUDA tree as `make toolchain GPU_ARCH=sm_90a` lays it out (the wrapper as bin/ptxas, or a plain
+    ptxas), whose ptxas-12.4 reports release 12.4 and writes its arguments and its input's .target line."""
+    cuda = fake_cuda(tmp_path, "12.4")
+    real = cuda / "bin" / "ptxas-12.4"
+    real.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 12.4, V12.4.131'\n"
+                    "echo \"$@\" > \"$(dirname \"$0\")/args\"\n"
+                    "for a; do case $a in *.s) grep '^.target' \"$a\" > \"$(dirname \"$0\")/target\";; esac; done\n"
+                    "exit 7\n")
+    real.chmod(0o755)
+    if wrapper:
+        shutil.copy(WRAPPER, cuda / "bin" / "ptxas")
+    return cuda
+
+
+@pytest.mark.skipif(not shutil.which("clang-19"), reason="clang-19 not installed (make toolchain)")
+@pytest.mark.parametrize("wrapper", [True, False], ids=["wrapper", "plain-ptxas"])
+def test_toolchain_check_wants_the_sm90a_wrapper(tmp_path, wrapper):
+    """GPU_ARCH=sm_90a builds with a tree whose ptxas is variants/ptxas-sm90a.sh; any other is refused
+    with the make command that installs it."""
+    cuda = sm90a_tree(tmp_path, wrapper)
+    proc = subprocess.run(["bash", str(CHECK), "clang-19", str(cuda), LLVM_LIB, "sm_90a"], capture_output=True,
+                          text=True)
+    if wrapper:
+        assert proc.returncode == 0, proc.stderr
+    else:
+        assert proc.returncode == 1 and "make toolchain GPU_ARCH=sm_90a" in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_sm90a_wrapper_assembles_sm90_ptx_for_sm90a(tmp_path):
+    """The wrapper hands ptxas 12.4 clang's sm_90 PTX as sm_90a (the .target line and --gpu-name), the
+    other arguments as they were, the input file untouched, and returns ptxas' exit status."""
+    cuda = sm90a_tree(tmp_path)
+    ptx = tmp_path / "image.s"
+    ptx.write_text("//\n.version 8.4\n.target sm_90\n.address_size 64\n")
+    proc = subprocess.run([str(cuda / "bin" / "ptxas"), "-m64", "-O3", "--gpu-name", "sm_90", "--output-file",
+                           str(tmp_path / "image.cubin"), str(ptx), "-c"], capture_output=True, text=True)
+    assert proc.returncode == 7
+    args = (cuda / "bin" / "args").read_text().split()
+    assert args[:4] == ["-m64", "-O3", "--gpu-name", "sm_90a"] and args[-1] == "-c"
+    assert args[5] == str(tmp_path / "image.cubin") and args[6].endswith("/image.s") and args[6] != str(ptx)
+    assert (cuda / "bin" / "target").read_text().strip() == ".target sm_90a"
+    assert ".target sm_90\n" in ptx.read_text()
+
+
+def test_make_info_sm90a_compiles_for_sm90_with_wgmma():
+    """GPU_ARCH=sm_90a: clang compiles for sm_90 with the 12.4 tree and turns on the wgmma kernels."""
+    out = subprocess.run(["make", "-s", "info", "GPU_ARCH=sm_90a"], capture_output=True, text=True,
+                         cwd=REPO_ROOT).stdout
+    gpu = out[out.index("[gpu]"):]
+    assert "--offload-arch=sm_90 " in gpu and "-DPC_SM90A" in gpu and "cuda-12.4-sm90a" in gpu
+
+
+@pytest.mark.skipif(not shutil.which("clang-19"), reason="clang-19 not installed (make toolchain)")
+def test_wgmma_kernels_compile(tmp_path):
+    """The tuned GPU file with the sm_90a kernels (PC_SM90A) compiles without warnings (the device
+    code is assembled at the program's link, which needs the sm_90a tree and is not done here)."""
+    cuda = REPO_ROOT / ".toolchain" / "cuda-11.8"
+    if not cuda.is_dir():
+        pytest.skip("no .toolchain/cuda-11.8 (make toolchain)")
+    proc = subprocess.run(["clang-19", "-std=gnu11", "-O3", "-Wall", "-Wextra", "-Wshadow", "-Wconversion",
+                           "-Wno-sign-conversion", "-Werror", "-DPC_VARIANT_GPU", "-DPC_SM90A", "-fopenmp",
+                           "-fopenmp-targets=nvptx64-nvidia-cuda", "--offload-arch=sm_90", "-foffload-lto",
+                           f"--cuda-path={cuda}", "-Icommon", "-Ialgorithms", "-c", "algorithms/kmeans_assign_gpu.c",
+                           "-o", str(tmp_path / "a.o")], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_seq_program_links_no_openmp_runtime():
     out = subprocess.run(["ldd", str(bin_dir() / "pragmaclust-seq")], capture_output=True, text=True).stdout
     assert "libomp" not in out and "libgomp" not in out

@@ -10,6 +10,14 @@ command -v "$cc" >/dev/null || { echo "gpu build: compiler '$cc' not found; $fix
 llvm_major=$("$cc" --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
 [[ -n "$llvm_major" ]] || { echo "gpu build: '$cc' is not clang; the gpu variant needs clang with OpenMP offload" >&2; exit 1; }
 [[ -x "$cuda/bin/ptxas" ]] || { echo "gpu build: no ptxas in CUDA_PATH=$cuda; $fix" >&2; exit 1; }
+# GPU_ARCH=sm_90a is built as sm_90 by clang and assembled for sm_90a by the tree's ptxas wrapper.
+if [[ "$arch" == sm_90a ]]; then
+  fix="run 'make toolchain GPU_ARCH=sm_90a' (installs CUDA 12.4's ptxas with its sm_90a wrapper into .toolchain/)"
+  cmp -s "$cuda/bin/ptxas" "$(dirname "$0")/ptxas-sm90a.sh" \
+    || { echo "gpu build: GPU_ARCH=sm_90a needs CUDA_PATH=$cuda to hold variants/ptxas-sm90a.sh as bin/ptxas; $fix" >&2
+         exit 1; }
+  arch=sm_90
+fi
 [[ -f "$llvm_lib/libomptarget-nvptx-$arch.bc" || -f "$llvm_lib/libomptarget.devicertl.a" ]] \
   || { echo "gpu build: no NVPTX device runtime in $llvm_lib (install libomp-$llvm_major-dev); $fix" >&2; exit 1; }
 ver=$("$cuda/bin/ptxas" --version | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')

@@ -25,8 +25,13 @@ LDFLAGS_omp := -fopenmp -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib:$(LLVM_L
 # GPU_LINK_OPTIONS keeps every generic-mode kernel generic, as the per-file compiles left them
 # (docs/performance.md: no kernel is slower for it). -Wl,-mllvm reaches the device link; the
 # clang that the link wrapper runs to assemble the result then warns that it did not use it.
-CFLAGS_gpu  := -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda --offload-arch=$(GPU_ARCH) -foffload-lto \
-               --cuda-path=$(CUDA_PATH)
+# GPU_ARCH=sm_90a: clang compiles for sm_90 (LLVM 19 has no sm_90a device runtime), the CUDA tree's
+# ptxas assembles for sm_90a (variants/ptxas-sm90a.sh), and PC_SM90A turns on the tuned kernels
+# that use Hopper's wgmma (algorithms/kmeans_assign_gpu.c).
+GPU_OFFLOAD_ARCH := $(if $(filter sm_90a,$(GPU_ARCH)),sm_90,$(GPU_ARCH))
+GPU_ARCH_DEFINES := $(if $(filter sm_90a,$(GPU_ARCH)),-DPC_SM90A)
+CFLAGS_gpu  := -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda --offload-arch=$(GPU_OFFLOAD_ARCH) -foffload-lto \
+               --cuda-path=$(CUDA_PATH) $(GPU_ARCH_DEFINES)
 GPU_LINK_OPTIONS := -Wl,-mllvm,-openmp-opt-disable-spmdization
 LDFLAGS_gpu := $(CFLAGS_gpu) $(GPU_LINK_OPTIONS) -L$(LLVM_LIB) -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib:$(LLVM_LIB)'
 # The gpu shared library lists libomptarget before libomp, so that its calls of omp_get_num_devices
@@ -43,7 +48,7 @@ GPU_TOOLCHAIN_CHECK = variants/check-toolchain.sh "$(CC)" "$(CUDA_PATH)" "$(LLVM
 # of the static archive is linked into the program), with the absolute CUDA tools path.
 PKG_LIBS_seq :=
 PKG_LIBS_omp := -fopenmp -L$(LLVM_LIB) -Wl,-rpath,$(LLVM_LIB)
-PKG_LIBS_gpu := -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda --offload-arch=$(GPU_ARCH) -foffload-lto \
+PKG_LIBS_gpu := -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda --offload-arch=$(GPU_OFFLOAD_ARCH) -foffload-lto \
                 --cuda-path=$(abspath $(CUDA_PATH)) $(GPU_LINK_OPTIONS) -L$(LLVM_LIB) -Wl,-rpath,$(LLVM_LIB)
 
 # The tuned kernels each variant links (the seam: algorithms/kmeans_tuned.h); every other

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # install-toolchain.sh - install what pragmaclust builds with, idempotently, on Debian 12.
 #
-# Usage: variants/install-toolchain.sh [--gcc] [--tests] [--plots] [--paper] [--mpi] TOOLCHAIN_DIR
+# Usage: variants/install-toolchain.sh [--gcc] [--tests] [--plots] [--paper] [--mpi] [--sm90a] TOOLCHAIN_DIR
 #   Installs clang-19 and libomp-19-dev (which carries libomptarget and the NVPTX device
 #   runtime) from Debian main, and lays out in TOOLCHAIN_DIR/cuda-11.8 a minimal CUDA tree
 #   (ptxas, nvlink, fatbinary, libdevice) taken from Debian non-free's nvidia-cuda-toolkit
@@ -14,14 +14,15 @@
 #   the paper's LaTeX: tests/test_paper_build.py builds the PDF; Open MPI: tests/test_mpi.py);
 #   with --plots gnuplot for `make plots`; with --paper the LaTeX packages of paper/paper.tex and
 #   poppler-utils (pdfinfo, pdftoppm) for `make paper`; with --mpi Open MPI (mpicc, mpirun) for
-#   `make MPI=1`.
+#   `make MPI=1`; with --sm90a also TOOLCHAIN_DIR/cuda-12.4-sm90a, the tree of GPU_ARCH=sm_90a: CUDA
+#   12.4's ptxas (Debian 13's non-free nvidia-cuda-toolkit) behind variants/ptxas-sm90a.sh.
 #   The system's apt sources are not modified: non-free is read through a private list.
 #   While another apt or dpkg holds its locks (unattended-upgrades on a fresh machine), it
 #   waits for them, saying so once, up to INSTALL_TOOLCHAIN_LOCK_TIMEOUT seconds (default 600).
 # Exit status: 0 when everything is present afterwards, non-zero with a message otherwise.
 set -euo pipefail
 
-want_gcc=0 want_tests=0 want_plots=0 want_paper=0 want_mpi=0
+want_gcc=0 want_tests=0 want_plots=0 want_paper=0 want_mpi=0 want_sm90a=0
 while [[ "${1:-}" == --* ]]; do
   case "$1" in
     --gcc) want_gcc=1 ;;
@@ -29,12 +30,12 @@ while [[ "${1:-}" == --* ]]; do
     --plots) want_plots=1 ;;
     --paper) want_paper=1 ;;
     --mpi) want_mpi=1 ;;
+    --sm90a) want_sm90a=1 ;;
     *) echo "install-toolchain: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
-toolchain_dir=${1:?usage: install-toolchain.sh [--gcc] [--tests] [--plots] [--paper] [--mpi] TOOLCHAIN_DIR}
-cuda_dir="$toolchain_dir/cuda-11.8"
+toolchain_dir=${1:?usage: install-toolchain.sh [--gcc] [--tests] [--plots] [--paper] [--mpi] [--sm90a] TOOLCHAIN_DIR}
 
 die() { echo "install-toolchain: $*" >&2; exit 1; }
 as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
@@ -100,34 +101,52 @@ if (( ${#missing[@]} )); then
   apt_wait install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || die "apt-get install failed"
 fi
 
-if [[ -x "$cuda_dir/bin/ptxas" && -f "$cuda_dir/nvvm/libdevice/libdevice.10.bc" ]]; then
-  exit 0
+# install_cuda_tree SUITE VERSION CUDA_VERSION_MACRO DIR [PTXAS_WRAPPER]: lays out in DIR the
+# ptxas, nvlink, fatbinary and libdevice of Debian SUITE's non-free nvidia-cuda-toolkit (which must
+# be release VERSION), read through a private apt list. With PTXAS_WRAPPER, that script becomes
+# bin/ptxas and the real one bin/ptxas-VERSION. Nothing to do where DIR is complete.
+install_cuda_tree() {
+  local suite=$1 version=$2 macro=$3 dir=$4 wrapper=${5:-} work staging real=ptxas
+  [[ -n "$wrapper" ]] && real=ptxas-$version
+  if [[ -x "$dir/bin/ptxas" && -x "$dir/bin/$real" && -f "$dir/nvvm/libdevice/libdevice.10.bc" ]] \
+     && { [[ -z "$wrapper" ]] || cmp -s "$wrapper" "$dir/bin/ptxas"; }; then
+    return 0
+  fi
+  echo "install-toolchain: fetching ptxas/nvlink/fatbinary $version" \
+       "(Debian $suite non-free nvidia-cuda-toolkit, ~85 MB)"
+  work=$(mktemp -d)
+  mkdir -p "$work/lists/partial" "$work/cache/archives/partial"
+  echo "deb http://deb.debian.org/debian $suite main contrib non-free" > "$work/sources.list"
+  local apt_opts=(-o "Dir::Etc::SourceList=$work/sources.list" -o Dir::Etc::SourceParts=/dev/null
+                  -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache" -o APT::Sandbox::User=root)
+  apt-get "${apt_opts[@]}" update -qq || { rm -rf "$work"; die "apt-get update of the $suite non-free list failed"; }
+  (cd "$work" && apt-get "${apt_opts[@]}" download -qq nvidia-cuda-toolkit) \
+    || { rm -rf "$work"; die "could not download nvidia-cuda-toolkit from Debian $suite non-free"; }
+  dpkg -x "$work"/nvidia-cuda-toolkit_*.deb "$work/root"
+
+  staging="$dir.partial"
+  rm -rf "$staging"
+  mkdir -p "$staging/bin" "$staging/nvvm/libdevice" "$staging/include"
+  for tool in nvlink fatbinary; do
+    install -m 0755 "$work/root/usr/bin/$tool" "$staging/bin/$tool"
+  done
+  install -m 0755 "$work/root/usr/bin/ptxas" "$staging/bin/$real"
+  [[ -n "$wrapper" ]] && install -m 0755 "$wrapper" "$staging/bin/ptxas"
+  install -m 0644 "$work/root/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc" "$staging/nvvm/libdevice/"
+  rm -rf "$work"
+  echo "CUDA Version $version" > "$staging/version.txt"
+  # clang reads the CUDA version from cuda.h when version.txt is not enough.
+  echo "#define CUDA_VERSION $macro" > "$staging/include/cuda.h"
+  ptxas_version=$("$staging/bin/$real" --version) || die "the unpacked ptxas does not run"
+  [[ "$ptxas_version" == *"release $version"* ]] || die "the unpacked ptxas is not $version: $ptxas_version"
+  rm -rf "$dir"
+  mv "$staging" "$dir"
+  echo "install-toolchain: CUDA $version tools in $dir"
+}
+
+install_cuda_tree bookworm 11.8 11080 "$toolchain_dir/cuda-11.8"
+# GPU_ARCH=sm_90a (Hopper's wgmma): CUDA 12.4's ptxas, the newest Debian has below 12.8 (from
+# trixie), behind variants/ptxas-sm90a.sh, which assembles clang's sm_90 PTX for sm_90a.
+if (( want_sm90a )); then
+  install_cuda_tree trixie 12.4 12040 "$toolchain_dir/cuda-12.4-sm90a" "$(dirname "$0")/ptxas-sm90a.sh"
 fi
-
-echo "install-toolchain: fetching ptxas/nvlink/fatbinary 11.8 (Debian non-free nvidia-cuda-toolkit, ~84 MB)"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/lists/partial" "$work/cache/archives/partial"
-echo "deb http://deb.debian.org/debian bookworm main contrib non-free" > "$work/sources.list"
-apt_opts=(-o "Dir::Etc::SourceList=$work/sources.list" -o Dir::Etc::SourceParts=/dev/null
-          -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache" -o APT::Sandbox::User=root)
-apt-get "${apt_opts[@]}" update -qq || die "apt-get update of the non-free list failed"
-(cd "$work" && apt-get "${apt_opts[@]}" download -qq nvidia-cuda-toolkit) \
-  || die "could not download nvidia-cuda-toolkit from Debian non-free"
-dpkg -x "$work"/nvidia-cuda-toolkit_*.deb "$work/root"
-
-staging="$cuda_dir.partial"
-rm -rf "$staging"
-mkdir -p "$staging/bin" "$staging/nvvm/libdevice" "$staging/include"
-for tool in ptxas nvlink fatbinary; do
-  install -m 0755 "$work/root/usr/bin/$tool" "$staging/bin/$tool"
-done
-install -m 0644 "$work/root/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc" "$staging/nvvm/libdevice/"
-echo "CUDA Version 11.8.89" > "$staging/version.txt"
-# clang reads the CUDA version from cuda.h when version.txt is not enough.
-echo "#define CUDA_VERSION 11080" > "$staging/include/cuda.h"
-ptxas_version=$("$staging/bin/ptxas" --version) || die "the unpacked ptxas does not run"
-[[ "$ptxas_version" == *"release 11.8"* ]] || die "the unpacked ptxas is not 11.8: $ptxas_version"
-rm -rf "$cuda_dir"
-mv "$staging" "$cuda_dir"
-echo "install-toolchain: CUDA 11.8 tools in $cuda_dir"
