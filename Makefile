@@ -2,8 +2,8 @@
 VARIANT       ?= all            # seq | omp | gpu | all
 TOOLCHAIN     ?= clang          # clang (all variants, tuned kernels) | gcc (all variants, portable loops on the GPU)
 LLVM_VERSION  ?= 19
-GPU_ARCH      ?= sm_90          # NVIDIA architecture of the gpu variant (sm_80 A100, sm_90 H100/H200, sm_90a +wgmma)
-TOOLCHAIN_DIR ?= .toolchain     # where `make toolchain` puts CUDA 11.8's ptxas (sm_90a: CUDA 12.4's)
+GPU_ARCH      ?= sm_90a         # NVIDIA architecture of the gpu variant (sm_90a: H100/H200 + wgmma; sm_90; sm_80: A100)
+TOOLCHAIN_DIR ?= .toolchain     # where `make toolchain` puts CUDA 11.8's ptxas, and for sm_90a CUDA 12.4's
 CUDA_PATH     ?= $(TOOLCHAIN_DIR)/$(if $(filter sm_90a,$(strip $(GPU_ARCH))),cuda-12.4-sm90a,cuda-11.8)
 HOST_ARCH     ?= x86-64-v3      # -march of host code (x86-64-v3 = AVX2+FMA; `native` for this CPU only)
 OPT           ?= -O3
@@ -169,12 +169,13 @@ info:
 	  echo "  program:  bin/pragmaclust-$(v)";)
 	@echo "[settings] TOOLCHAIN=$(TOOLCHAIN) GPU_ARCH=$(GPU_ARCH) CUDA_PATH=$(CUDA_PATH) HOST_ARCH=$(HOST_ARCH) DATA_DIR=$(DATA_DIR)"
 
+# The CUDA tree the gpu variant's GPU_ARCH needs besides CUDA 11.8's (variants/install-toolchain.sh).
+TOOLCHAIN_GPU := $(if $(and $(filter clang,$(TOOLCHAIN)),$(filter sm_90a,$(GPU_ARCH))),--sm90a)
 toolchain:
-	@variants/install-toolchain.sh $(if $(filter gcc,$(TOOLCHAIN)),--gcc) $(if $(filter sm_90a,$(GPU_ARCH)),--sm90a) \
-	  "$(TOOLCHAIN_DIR)"
+	@variants/install-toolchain.sh $(if $(filter gcc,$(TOOLCHAIN)),--gcc) $(TOOLCHAIN_GPU) "$(TOOLCHAIN_DIR)"
 
 test-deps:
-	@variants/install-toolchain.sh --tests "$(TOOLCHAIN_DIR)"
+	@variants/install-toolchain.sh --tests $(TOOLCHAIN_GPU) "$(TOOLCHAIN_DIR)"
 
 # The README's test command: installs what it needs, builds every variant, its library, the
 # sanitizer build, the planted-fault program and the seq and omp MPI programs, then runs the unit
@@ -211,12 +212,12 @@ bench-python: toolchain
 	@cd experiments && $(PYTHON) bench_python.py --bin ../bin --lib ../lib --variant $(VARIANT_BENCH)
 
 bench-dbscan: toolchain
-	@variants/install-toolchain.sh --tests "$(TOOLCHAIN_DIR)"
+	@variants/install-toolchain.sh --tests $(TOOLCHAIN_GPU) "$(TOOLCHAIN_DIR)"
 	@$(MAKE) --no-print-directory VARIANT=all build
 	@$(PYTHON) experiments/bench_dbscan.py --bin bin
 
 bench-dpc: toolchain
-	@variants/install-toolchain.sh --tests "$(TOOLCHAIN_DIR)"
+	@variants/install-toolchain.sh --tests $(TOOLCHAIN_GPU) "$(TOOLCHAIN_DIR)"
 	@$(MAKE) --no-print-directory VARIANT=all build
 	@$(PYTHON) experiments/bench_dpc.py --bin bin
 

@@ -2,7 +2,7 @@
  * kmeans_assign_gpu.c - k-means' tuned assign kernels for the gpu variant built by clang (the
  * seam: kmeans_tuned.h; the portable assign step is kmeans.c's). They use what standard OpenMP
  * lacks: LLVM's kernel language (ompx_bare regions, team barriers, warp shuffles), cp.async copies
- * into team-local memory (NVVM builtins) and the tensor cores' mma.sync (inline PTX).
+ * into team-local memory (NVVM builtins) and the tensor cores' mma.sync and wgmma (inline PTX).
  *  - km_assign_tiled (--distance direct and dot): a GEMM-style kernel. A team of 128 threads
  *    takes 128 points against 64 centroids at a time; chunks of 8 features of both are copied into
  *    team-local memory (double-buffered: the next chunk lands while this one is used), and each
@@ -23,7 +23,9 @@
  *    copied from packed copies on the device (km_pack) point by point for ldmatrix, chunks in a
  *    pipeline of several buffers; the TF32 forms' labels are km_assign_mma's. The 16-bit forms
  *    multiply copies of the points and centroids rounded to fp16 or bf16 (km_half_prepare) on the
- *    16-bit tensor cores.
+ *    16-bit tensor cores. Built for sm_90a (GPU_ARCH=sm_90a, PC_SM90A: H100, H200), a team is one
+ *    warpgroup that multiplies 64 x 128 blocks read from the same staged chunks with Hopper's
+ *    asynchronous wgmma instead (km_wgmma_block).
  * Sums run over the features in order (km_assign_tiled), so the labels are the portable loop's.
  */
 #include "kmeans_tuned.h"
@@ -1894,11 +1896,18 @@ static void km_gpu_close(km_tuned_run *run) {
   free(part_d), free(part_c), free(run);
 }
 
+#if defined(PC_SM90A)
+#define KM_WIDE_NAME "wide wgmma blocks (sm_90a)"
+#else
+#define KM_WIDE_NAME "wide blocks"
+#endif
 static const km_tuned_kernels km_gpu_kernels = {
-    "gpu: team-tiled ompx_bare kernels (cp.async staging; mma.sync for dot-3xtf32 and dot-tf32, wide blocks for k >= "
-    "512 and for dot-fp16 and dot-bf16; one pass for k <= 32; resident tensor-core teams for d <= 16, k <= 128, "
-    "which move the changed points in the kept sums)",
+    "gpu: team-tiled ompx_bare kernels (cp.async staging; mma.sync for dot-3xtf32 and dot-tf32, " KM_WIDE_NAME
+    " for k >= 512 and for dot-fp16 and dot-bf16; one pass for k <= 32; resident tensor-core teams for d <= 16, "
+    "k <= 128, which move the changed points in the kept sums)",
     1, 1, 1, km_few_as_fast, km_gpu_open, km_gpu_device_bytes, km_gpu_assign, km_gpu_sums_in_pass,
     km_gpu_assign_and_sum, km_gpu_moves_in_pass, km_gpu_assign_and_move, km_gpu_close};
+
+#undef KM_WIDE_NAME
 
 const km_tuned_kernels *km_tuned(void) { return &km_gpu_kernels; }
