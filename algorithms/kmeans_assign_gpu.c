@@ -1412,22 +1412,16 @@ static inline __attribute__((always_inline)) unsigned long long km_wgmma_desc(co
 static inline __attribute__((always_inline)) void km_wgmma(float d[64], unsigned long long a, unsigned long long b,
                                                            int accumulate, const int form) {
 #if defined(__NVPTX__)
-  if (form == KM_TENSOR_FP16)
-    __asm__ volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 " KM_D64_NAMES ", %64, %65, p, 1, 1, 0, 0;\n}"
-                     : KM_D64
-                     : "l"(a), "l"(b), "r"(accumulate));
-  else if (form == KM_TENSOR_BF16)
-    __asm__ volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 " KM_D64_NAMES
-                     ", %64, %65, p, 1, 1, 0, 0;\n}"
-                     : KM_D64
-                     : "l"(a), "l"(b), "r"(accumulate));
-  else
-    __asm__ volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 " KM_D64_NAMES ", %64, %65, p, 1, 1;\n}"
-                     : KM_D64
-                     : "l"(a), "l"(b), "r"(accumulate));
+  /* one asm statement an instruction: the shape and types, and the 16-bit forms' K-major flags */
+#define KM_WGMMA_FROM_TEAM(shape_types, flags)                                                                        \
+  __asm__ volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                       \
+                   "wgmma.mma_async.sync.aligned." shape_types " " KM_D64_NAMES ", %64, %65, p, 1, 1" flags ";\n}"     \
+                   : KM_D64                                                                                            \
+                   : "l"(a), "l"(b), "r"(accumulate))
+  if (form == KM_TENSOR_FP16) KM_WGMMA_FROM_TEAM("m64n128k16.f32.f16.f16", ", 0, 0");
+  else if (form == KM_TENSOR_BF16) KM_WGMMA_FROM_TEAM("m64n128k16.f32.bf16.bf16", ", 0, 0");
+  else KM_WGMMA_FROM_TEAM("m64n128k8.f32.tf32.tf32", "");
+#undef KM_WGMMA_FROM_TEAM
 #else
   (void)d, (void)a, (void)b, (void)accumulate, (void)form;
 #endif
