@@ -90,6 +90,24 @@ def test_sm90a_wrapper_assembles_sm90_ptx_for_sm90a(tmp_path):
     assert ".target sm_90\n" in ptx.read_text()
 
 
+def test_install_refreshes_a_changed_sm90a_wrapper_without_downloading(tmp_path):
+    """A complete sm_90a tree whose bin/ptxas is an older wrapper gets the current one copied in; nothing is
+    fetched (the trees' tools are fakes that a download would have replaced)."""
+    for tree, real in (("cuda-11.8", "ptxas"), ("cuda-12.4-sm90a", "ptxas-12.4")):
+        (tmp_path / tree / "bin").mkdir(parents=True)
+        (tmp_path / tree / "nvvm" / "libdevice").mkdir(parents=True)
+        (tmp_path / tree / "nvvm" / "libdevice" / "libdevice.10.bc").write_bytes(b"")
+        for tool in {real, "ptxas"}:
+            (tmp_path / tree / "bin" / tool).write_text("#!/bin/sh\n# fake\n")
+            (tmp_path / tree / "bin" / tool).chmod(0o755)
+    proc = subprocess.run(["bash", str(REPO_ROOT / "variants" / "install-toolchain.sh"), "--sm90a", str(tmp_path)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "fetching" not in proc.stdout + proc.stderr
+    assert (tmp_path / "cuda-12.4-sm90a" / "bin" / "ptxas").read_bytes() == WRAPPER.read_bytes()
+    assert (tmp_path / "cuda-12.4-sm90a" / "bin" / "ptxas-12.4").read_text() == "#!/bin/sh\n# fake\n"
+
+
 def test_make_info_sm90a_compiles_for_sm90_with_wgmma():
     """GPU_ARCH=sm_90a: clang compiles for sm_90 with the 12.4 tree and turns on the wgmma kernels."""
     out = subprocess.run(["make", "-s", "info", "GPU_ARCH=sm_90a"], capture_output=True, text=True,

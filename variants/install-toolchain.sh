@@ -104,12 +104,17 @@ fi
 # install_cuda_tree SUITE VERSION CUDA_VERSION_MACRO DIR [PTXAS_WRAPPER]: lays out in DIR the
 # ptxas, nvlink, fatbinary and libdevice of Debian SUITE's non-free nvidia-cuda-toolkit (which must
 # be release VERSION), read through a private apt list. With PTXAS_WRAPPER, that script becomes
-# bin/ptxas and the real one bin/ptxas-VERSION. Nothing to do where DIR is complete.
+# bin/ptxas and the real one bin/ptxas-VERSION. Nothing to download where DIR is complete (a
+# changed wrapper is copied in again).
+work=""
+trap '[[ -z "$work" ]] || rm -rf "$work"' EXIT
 install_cuda_tree() {
-  local suite=$1 version=$2 macro=$3 dir=$4 wrapper=${5:-} work staging real=ptxas
+  local suite=$1 version=$2 macro=$3 dir=$4 wrapper=${5:-} staging real=ptxas
   [[ -n "$wrapper" ]] && real=ptxas-$version
-  if [[ -x "$dir/bin/ptxas" && -x "$dir/bin/$real" && -f "$dir/nvvm/libdevice/libdevice.10.bc" ]] \
-     && { [[ -z "$wrapper" ]] || cmp -s "$wrapper" "$dir/bin/ptxas"; }; then
+  if [[ -x "$dir/bin/$real" && -f "$dir/nvvm/libdevice/libdevice.10.bc" ]]; then
+    if [[ -n "$wrapper" ]] && ! cmp -s "$wrapper" "$dir/bin/ptxas"; then
+      install -m 0755 "$wrapper" "$dir/bin/ptxas"
+    fi
     return 0
   fi
   echo "install-toolchain: fetching ptxas/nvlink/fatbinary $version" \
@@ -119,9 +124,9 @@ install_cuda_tree() {
   echo "deb http://deb.debian.org/debian $suite main contrib non-free" > "$work/sources.list"
   local apt_opts=(-o "Dir::Etc::SourceList=$work/sources.list" -o Dir::Etc::SourceParts=/dev/null
                   -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache" -o APT::Sandbox::User=root)
-  apt-get "${apt_opts[@]}" update -qq || { rm -rf "$work"; die "apt-get update of the $suite non-free list failed"; }
+  apt-get "${apt_opts[@]}" update -qq || die "apt-get update of the $suite non-free list failed"
   (cd "$work" && apt-get "${apt_opts[@]}" download -qq nvidia-cuda-toolkit) \
-    || { rm -rf "$work"; die "could not download nvidia-cuda-toolkit from Debian $suite non-free"; }
+    || die "could not download nvidia-cuda-toolkit from Debian $suite non-free"
   dpkg -x "$work"/nvidia-cuda-toolkit_*.deb "$work/root"
 
   staging="$dir.partial"
@@ -134,6 +139,7 @@ install_cuda_tree() {
   [[ -n "$wrapper" ]] && install -m 0755 "$wrapper" "$staging/bin/ptxas"
   install -m 0644 "$work/root/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc" "$staging/nvvm/libdevice/"
   rm -rf "$work"
+  work=""
   echo "CUDA Version $version" > "$staging/version.txt"
   # clang reads the CUDA version from cuda.h when version.txt is not enough.
   echo "#define CUDA_VERSION $macro" > "$staging/include/cuda.h"
